@@ -1,0 +1,409 @@
+package copier
+
+import (
+	"errors"
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultBufferSize is the rw loop's buffer when --buffer-size is not given,
+// chosen from measurements on ext4 -> tmpfs and ext4 -> ext4 (README): larger
+// buffers gain nothing measurable and cost memory per parallel job.
+const DefaultBufferSize = 1 << 20
+
+// minDefaultBuffer is the floor of the automatically chosen buffer.
+const minDefaultBuffer = 256 << 10
+
+// Copy copies src into dst and reports what it did. dst must be empty (a new
+// or truncated regular file) or a stream or device written in place; src is
+// read until end of file, whatever its st_size says (files in /proc and /sys
+// lie). On error, Result still holds the counters up to the failure and the
+// error is an *Error naming the strategy, the call and the errno.
+func Copy(dst, src *os.File, opts Options) (Result, error) {
+	var res Result
+	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), dstFilePos: -1}
+	err := c.run()
+	c.closePipe()
+	// The descriptors are used as plain ints above: keep the files (and
+	// their finalizers) away until every call is done.
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(dst)
+	return res, err
+}
+
+type copier struct {
+	opts Options
+	res  *Result
+
+	src, dst       int
+	srcSt, dstSt   unix.Stat_t
+	srcPos, dstPos bool // positional (regular file, block device): explicit offsets; else a stream
+	srcFIFO        bool
+	dstFIFO        bool
+	dstRegular     bool
+
+	chain  []Strategy
+	cur    int
+	forced bool
+	proven [numStrategies]bool // the strategy moved bytes of this file: a 0 return now means EOF
+
+	zeros     bool // the rw loop turns zero blocks into holes
+	blockSize int  // hole granularity: the destination's st_blksize
+	bufSize   int
+	buf       []byte
+	zeroBlock []byte
+
+	pipe       [2]int
+	havePipe   bool
+	dstFilePos int64 // the destination's file position (sendfile writes there); -1: unknown
+	dstEnd     int64 // highest destination offset written
+}
+
+func isPositional(mode uint32) bool {
+	t := mode & unix.S_IFMT
+	return t == unix.S_IFREG || t == unix.S_IFBLK
+}
+
+func (c *copier) other() *int64 { return &c.res.Stats[Auto].Calls }
+
+func (c *copier) run() error {
+	if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
+		return &Error{Side: SideRead, Err: syscallErr("fstat", err)}
+	}
+	if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {
+		return &Error{Side: SideWrite, Err: syscallErr("fstat", err)}
+	}
+	srcType, dstType := c.srcSt.Mode&unix.S_IFMT, c.dstSt.Mode&unix.S_IFMT
+	c.srcPos, c.dstPos = isPositional(c.srcSt.Mode), isPositional(c.dstSt.Mode)
+	c.srcFIFO, c.dstFIFO = srcType == unix.S_IFIFO, dstType == unix.S_IFIFO
+	c.dstRegular = dstType == unix.S_IFREG
+	srcRegular := srcType == unix.S_IFREG
+
+	c.blockSize = int(c.dstSt.Blksize)
+	if c.blockSize <= 0 || c.blockSize > 1<<20 {
+		c.blockSize = 4096
+	}
+	c.bufSize = c.opts.BufferSize
+	if c.bufSize <= 0 {
+		c.bufSize = alignUp(max(DefaultBufferSize, minDefaultBuffer), c.blockSize)
+	}
+	c.bufSize = min(c.bufSize, maxRWCount)
+
+	// Holes: walk SEEK_DATA/SEEK_HOLE when the source looks sparse (fewer
+	// blocks than its size needs), as cp does; a filesystem without
+	// SEEK_DATA gets zero detection in the rw loop instead.
+	size := c.srcSt.Size
+	walk := false
+	first := int64(-1)
+	if c.opts.Sparse != SparseNever && srcRegular && c.dstRegular && size > 0 && c.srcSt.Blocks*512 < size {
+		off, err := retry(c.other(), func() (int64, error) { return seek(c.src, 0, unix.SEEK_DATA) })
+		switch {
+		case err == nil || err == unix.ENXIO:
+			walk, first = true, off
+			if err == unix.ENXIO {
+				first = -1
+			}
+			c.res.Sparse = DetectSeekHole
+		case err == unix.EINVAL || err == unix.EOPNOTSUPP:
+			c.zeros = true
+			c.res.Sparse = DetectZeros
+		default:
+			return &Error{Side: SideRead, Err: syscallErr("lseek", err)}
+		}
+	}
+	if c.opts.Sparse == SparseAlways && c.dstRegular {
+		c.zeros = true
+		if walk {
+			c.res.Sparse = DetectSeekHoleZeros
+		} else {
+			c.res.Sparse = DetectZeros
+		}
+	}
+
+	c.buildChain(srcRegular && size == 0)
+
+	var end int64
+	var err error
+	if walk {
+		end, err = c.copyExtents(first, size)
+	} else {
+		end, _, err = c.copyRange(0, -1)
+	}
+	c.res.Size = end
+	if err != nil {
+		return err
+	}
+	// A trailing hole (or trailing zeros made holes) still counts in the size.
+	if c.dstRegular && c.dstEnd < end {
+		if err := retryErr(c.other(), func() error { return ftruncate(c.dst, end) }); err != nil {
+			return &Error{Strategy: c.chain[c.cur], Side: SideWrite, Offset: end, Err: syscallErr("ftruncate", err)}
+		}
+	}
+	return nil
+}
+
+// buildChain decides which strategies may run, in order, and what cp's
+// --debug line says about the ones left out.
+func (c *copier) buildChain(empty bool) {
+	o := c.opts
+	c.res.Reflink, c.res.Offload = DebugNo, DebugNo
+	switch {
+	case o.Strategy != Auto:
+		c.forced = true
+		c.chain = []Strategy{o.Strategy}
+	case o.Reflink == ReflinkAlways:
+		c.forced = true
+		c.chain = []Strategy{Reflink}
+	case empty:
+		// st_size 0: an empty file or a pseudo file that lies about its
+		// size. Either way only reading until EOF tells; offload calls
+		// would each return 0 and fall back.
+		c.chain = []Strategy{RW}
+	default:
+		regular := c.dstRegular && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
+		if o.Reflink != ReflinkNever && regular {
+			c.chain = append(c.chain, Reflink)
+		}
+		if !c.zeros {
+			// copy_file_range may share extents (xfs, btrfs, NFS): cp
+			// avoids it under --reflink=never, and so do we.
+			if o.Reflink != ReflinkNever && regular {
+				c.chain = append(c.chain, CopyFileRange)
+			}
+			c.chain = append(c.chain, Sendfile, Splice)
+		}
+		c.chain = append(c.chain, RW)
+	}
+	if !c.inChain(CopyFileRange) && (o.Reflink == ReflinkNever || c.zeros) {
+		c.res.Offload = DebugAvoided
+	}
+	c.res.Strategy = c.chain[0]
+}
+
+func (c *copier) inChain(s Strategy) bool {
+	for _, x := range c.chain {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// copyExtents copies the data extents of a sparse source, leaving holes as
+// holes, and returns the end of the source as read.
+func (c *copier) copyExtents(data, size int64) (int64, error) {
+	off := int64(0)
+	for data >= 0 {
+		hole, err := retry(c.other(), func() (int64, error) { return seek(c.src, data, unix.SEEK_HOLE) })
+		if err == unix.ENXIO {
+			// The file shrank below data since SEEK_DATA answered.
+			return off, nil
+		}
+		if err != nil {
+			return off, &Error{Strategy: c.chain[c.cur], Side: SideRead, Offset: data, Err: syscallErr("lseek", err)}
+		}
+		c.skip(data - off)
+		length := hole - data
+		last := hole >= size
+		if last {
+			length = -1 // the last extent runs until EOF, in case the file grew
+		}
+		reached, eof, err := c.copyRange(data, length)
+		c.res.Extents++
+		off = reached
+		if err != nil {
+			return off, err
+		}
+		if last || eof || reached < hole {
+			return off, nil
+		}
+		data, err = retry(c.other(), func() (int64, error) { return seek(c.src, off, unix.SEEK_DATA) })
+		if err == unix.ENXIO {
+			break
+		}
+		if err != nil {
+			return off, &Error{Strategy: c.chain[c.cur], Side: SideRead, Offset: off, Err: syscallErr("lseek", err)}
+		}
+	}
+	c.skip(size - off)
+	return max(off, size), nil
+}
+
+// skip accounts for n bytes of hole left unwritten.
+func (c *copier) skip(n int64) {
+	if n <= 0 {
+		return
+	}
+	c.res.Holes += n
+	if c.opts.Progress != nil {
+		c.opts.Progress.Add(n)
+	}
+}
+
+// copyRange copies length bytes at off (length < 0: until EOF) through the
+// chain, falling back at the exact offset reached when a strategy is refused.
+// It returns the offset reached and whether EOF was seen.
+func (c *copier) copyRange(off, length int64) (int64, bool, error) {
+	for {
+		s := c.chain[c.cur]
+		var n int64
+		var eof bool
+		err := c.opts.Memo.lookup(c.srcSt.Dev, c.dstSt.Dev, s)
+		memo := err != nil && !c.forced && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && c.dstRegular
+		if !memo {
+			n, eof, err = c.runStrategy(s, off, length)
+			off += n
+			if length > 0 {
+				length -= n
+			}
+		}
+		if err == nil {
+			c.res.Strategy = s
+			return off, eof, nil
+		}
+		var cerr *Error
+		if !errors.As(err, &cerr) {
+			cerr = &Error{Strategy: s, Side: SideBoth, Offset: off, Err: err}
+		}
+		if s == RW || !refusal(cerr.Err) {
+			// The read/write loop is the last resort: whatever it meets
+			// is the real error.
+			return off, false, cerr
+		}
+		c.noteRefusal(s)
+		if c.cur+1 >= len(c.chain) {
+			// A forced strategy, or nothing left to fall back on.
+			cerr.Refused = true
+			return off, false, cerr
+		}
+		if !memo {
+			c.opts.Memo.remember(c.srcSt.Dev, c.dstSt.Dev, s, cerr.Err)
+		}
+		c.cur++
+		c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: cerr.Err, Memo: memo})
+	}
+}
+
+func (c *copier) noteRefusal(s Strategy) {
+	switch s {
+	case Reflink:
+		c.res.Reflink = DebugUnsupported
+	case CopyFileRange:
+		if c.res.Offload != DebugYes {
+			c.res.Offload = DebugUnsupported
+		}
+	}
+}
+
+// runStrategy moves bytes with one strategy until length is done, EOF, or
+// an error. A zero return before the strategy moved any byte of this file
+// is a refusal (ErrZeroReturn), except for rw, where it is EOF.
+func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bool, err error) {
+	st := &c.res.Stats[s]
+	for length != 0 {
+		want := int64(maxRWCount)
+		if length > 0 {
+			want = min(want, length)
+		}
+		var n int64
+		var done bool
+		switch s {
+		case Reflink:
+			n, done, err = c.reflink(off, length)
+		case CopyFileRange:
+			n, err = c.copyFileRange(off, min(want, offloadChunkBytes))
+		case Sendfile:
+			n, err = c.sendfile(off, min(want, offloadChunkBytes))
+		case Splice:
+			n, err = c.splice(off, min(want, pipeBytes))
+		case RW:
+			n, err = c.rw(off, min(want, int64(c.bufSize)))
+		}
+		if n > 0 {
+			moved += n
+			off += n
+			if length > 0 {
+				length -= n
+			}
+			st.Bytes += n
+			c.res.Bytes += n
+			c.proven[s] = true
+			if c.opts.Progress != nil {
+				c.opts.Progress.Add(n)
+			}
+		}
+		if err != nil {
+			return moved, false, err
+		}
+		if done {
+			return moved, true, nil
+		}
+		if n == 0 {
+			if s != RW && !c.proven[s] && c.zeroIsRefusal(off) {
+				return moved, false, &Error{Strategy: s, Side: SideBoth, Offset: off, Err: syscallErr(callName(s), ErrZeroReturn)}
+			}
+			return moved, true, nil
+		}
+	}
+	return moved, false, nil
+}
+
+// zeroIsRefusal decides what a 0 return on a strategy's first call means.
+// In auto mode it is a refusal (the next strategy finds out cheaply whether
+// the file really ends here). A forced strategy has no next one: there it is
+// a refusal only when the source is a regular file known to hold more.
+func (c *copier) zeroIsRefusal(off int64) bool {
+	if !c.forced {
+		return true
+	}
+	return c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && off < c.srcSt.Size
+}
+
+func callName(s Strategy) string {
+	switch s {
+	case Reflink:
+		return "ioctl(FICLONE)"
+	case CopyFileRange:
+		return "copy_file_range"
+	case Sendfile:
+		return "sendfile"
+	case Splice:
+		return "splice"
+	}
+	return "read"
+}
+
+// wrote records that [off, off+n) of the destination now holds data.
+func (c *copier) wrote(off, n int64) {
+	if end := off + n; end > c.dstEnd {
+		c.dstEnd = end
+	}
+	if c.opts.Written != nil {
+		c.opts.Written(off, n)
+	}
+}
+
+// srcOff and dstOff give a syscall its offset argument: a pointer to a copy
+// of off for positional files, nil for streams (which move by themselves).
+func (c *copier) srcOff(off int64) *int64 {
+	if !c.srcPos {
+		return nil
+	}
+	return &off
+}
+
+func (c *copier) dstOff(off int64) *int64 {
+	if !c.dstPos {
+		return nil
+	}
+	return &off
+}
+
+func alignUp(n, a int) int {
+	if a <= 0 {
+		return n
+	}
+	return (n + a - 1) / a * a
+}

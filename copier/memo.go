@@ -1,0 +1,60 @@
+package copier
+
+import (
+	"errors"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Memo remembers which strategies a pair of filesystems refused, so a run
+// over many files pays for a refusal once, not once per file. It is safe for
+// concurrent use; the zero value is ready.
+type Memo struct {
+	mu      sync.Mutex
+	refused map[memoKey]memoEntry
+}
+
+type memoKey struct {
+	srcDev, dstDev uint64
+	s              Strategy
+}
+
+type memoEntry struct{ err error }
+
+// memoizable reports whether a refusal is a property of the filesystems
+// (the same for every file on them) rather than of one file: an unaligned
+// FICLONERANGE (EINVAL) or an O_APPEND file (EBADF) says nothing about the
+// next file, a missing syscall or an unsupported filesystem does.
+func memoizable(err error) bool {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	switch errno {
+	case unix.ENOSYS, unix.EXDEV, unix.EOPNOTSUPP, unix.ENOTTY:
+		return true
+	}
+	return false
+}
+
+func (m *Memo) lookup(srcDev, dstDev uint64, s Strategy) error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refused[memoKey{srcDev, dstDev, s}].err
+}
+
+func (m *Memo) remember(srcDev, dstDev uint64, s Strategy, err error) {
+	if m == nil || !memoizable(err) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refused == nil {
+		m.refused = make(map[memoKey]memoEntry)
+	}
+	m.refused[memoKey{srcDev, dstDev, s}] = memoEntry{err}
+}

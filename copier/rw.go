@@ -1,0 +1,104 @@
+package copier
+
+import "bytes"
+
+// rw reads up to n bytes at off into the buffer and writes them out: the
+// portable last resort, and the only strategy that can see zero blocks
+// (--sparse=always) and turn them into holes.
+func (c *copier) rw(off, n int64) (int64, error) {
+	st := &c.res.Stats[RW]
+	b := c.buffer()[:n]
+	var m int
+	var err error
+	name := "read"
+	if c.srcPos {
+		name = "pread64"
+		m, err = retry(&st.Calls, func() (int, error) { return pread(c.src, b, off) })
+	} else {
+		m, err = retry(&st.Calls, func() (int, error) { return read(c.src, b) })
+	}
+	if err != nil {
+		return 0, &Error{Strategy: RW, Side: SideRead, Offset: off, Err: syscallErr(name, err)}
+	}
+	if m == 0 {
+		return 0, nil
+	}
+	if c.zeros {
+		err = c.writeSparse(b[:m], off)
+	} else {
+		err = c.writeAll(st, RW, b[:m], off)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int64(m), nil
+}
+
+func (c *copier) buffer() []byte {
+	if c.buf == nil {
+		c.buf = make([]byte, c.bufSize)
+	}
+	return c.buf
+}
+
+// writeAll writes all of b at off, continuing after short writes.
+func (c *copier) writeAll(st *Stat, s Strategy, b []byte, off int64) error {
+	name := "write"
+	if c.dstPos {
+		name = "pwrite64"
+	}
+	for w := 0; w < len(b); {
+		var m int
+		var err error
+		if c.dstPos {
+			m, err = retry(&st.Calls, func() (int, error) { return pwrite(c.dst, b[w:], off+int64(w)) })
+		} else {
+			m, err = retry(&st.Calls, func() (int, error) { return write(c.dst, b[w:]) })
+		}
+		if err == nil && m == 0 {
+			err = errShortWrite
+		}
+		if err != nil {
+			if w > 0 {
+				c.wrote(off, int64(w))
+			}
+			return &Error{Strategy: s, Side: SideWrite, Offset: off + int64(w), Err: syscallErr(name, err)}
+		}
+		w += m
+	}
+	c.wrote(off, int64(len(b)))
+	return nil
+}
+
+// writeSparse writes b at off but leaves every all-zero block (aligned to
+// the destination's block size) as a hole; the final ftruncate gives the
+// file its size when it ends in zeros.
+func (c *copier) writeSparse(b []byte, off int64) error {
+	if c.zeroBlock == nil {
+		c.zeroBlock = make([]byte, c.blockSize)
+	}
+	bs := int64(c.blockSize)
+	runStart := -1 // start (in b) of the pending run of data blocks
+	for i := 0; i < len(b); {
+		// Blocks are aligned to absolute offsets, so holes line up with
+		// the filesystem's blocks.
+		next := min(int((off+int64(i))/bs*bs+bs-off), len(b))
+		blk := b[i:next]
+		if bytes.Equal(blk, c.zeroBlock[:len(blk)]) {
+			if runStart >= 0 {
+				if err := c.writeAll(&c.res.Stats[RW], RW, b[runStart:i], off+int64(runStart)); err != nil {
+					return err
+				}
+				runStart = -1
+			}
+			c.res.Holes += int64(len(blk))
+		} else if runStart < 0 {
+			runStart = i
+		}
+		i = next
+	}
+	if runStart >= 0 {
+		return c.writeAll(&c.res.Stats[RW], RW, b[runStart:], off+int64(runStart))
+	}
+	return nil
+}

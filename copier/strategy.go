@@ -1,0 +1,174 @@
+// Package copier moves the bytes of one file into another, in kernel space
+// where the kernel allows it: FICLONE reflinks, copy_file_range, sendfile,
+// splice through a pipe, and a read/write loop as the last resort. Offsets are
+// explicit, so a mechanism refused part-way hands over to the next one at the
+// exact offset it reached; holes are walked with SEEK_DATA/SEEK_HOLE.
+package copier
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Strategy names a copy mechanism.
+type Strategy int
+
+// The strategies, in the order Auto tries them.
+const (
+	Auto Strategy = iota
+	Reflink
+	CopyFileRange
+	Sendfile
+	Splice
+	RW
+	numStrategies
+)
+
+var strategyNames = [numStrategies]string{"auto", "reflink", "copy_file_range", "sendfile", "splice", "rw"}
+
+func (s Strategy) String() string {
+	if s < 0 || s >= numStrategies {
+		return fmt.Sprintf("Strategy(%d)", int(s))
+	}
+	return strategyNames[s]
+}
+
+// Strategies returns the concrete strategies in the order Auto tries them.
+func Strategies() []Strategy {
+	return []Strategy{Reflink, CopyFileRange, Sendfile, Splice, RW}
+}
+
+// StrategyNames returns every value --strategy accepts, "auto" first.
+func StrategyNames() []string { return strategyNames[:] }
+
+// ParseStrategy maps a --strategy value to its Strategy.
+func ParseStrategy(name string) (Strategy, error) {
+	for i, n := range strategyNames {
+		if n == name {
+			return Strategy(i), nil
+		}
+	}
+	return Auto, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(strategyNames[:], ", "))
+}
+
+// ReflinkMode says when extents may be shared with the source (cp's --reflink).
+type ReflinkMode int
+
+// Reflink modes.
+const (
+	ReflinkAuto   ReflinkMode = iota // clone when the filesystem can, else copy
+	ReflinkAlways                    // clone or fail
+	ReflinkNever                     // never share extents (also avoids copy_file_range, which may clone)
+)
+
+// ReflinkNames lists the --reflink values, indexed by ReflinkMode.
+var ReflinkNames = []string{"auto", "always", "never"}
+
+func (m ReflinkMode) String() string { return ReflinkNames[m] }
+
+// SparseMode says how holes are handled (cp's --sparse).
+type SparseMode int
+
+// Sparse modes.
+const (
+	SparseAuto   SparseMode = iota // keep the source's holes (SEEK_DATA/SEEK_HOLE)
+	SparseAlways                   // also turn runs of zero blocks read by the rw loop into holes
+	SparseNever                    // write every byte, holes included
+)
+
+// SparseNames lists the --sparse values, indexed by SparseMode.
+var SparseNames = []string{"auto", "always", "never"}
+
+func (m SparseMode) String() string { return SparseNames[m] }
+
+// Counter receives progress: bytes of the source accounted for (copied, or
+// skipped as a hole). Implementations must be safe for concurrent use.
+type Counter interface {
+	Add(n int64)
+}
+
+// Options tune one copy.
+type Options struct {
+	Strategy   Strategy    // Auto, or one forced strategy (refusal is an error)
+	Reflink    ReflinkMode // ReflinkAlways behaves as a forced Reflink
+	Sparse     SparseMode
+	BufferSize int     // rw loop buffer; 0 picks DefaultBufferSize aligned to st_blksize
+	Progress   Counter // may be nil
+	// Written, when set, is called after bytes [off, off+n) of the destination
+	// were written by a data-moving call (not for clones, which write nothing).
+	// The durability layer uses it to start writeback behind the copy.
+	Written func(off, n int64)
+	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
+	// run over many files does not pay for the same refusal on every file.
+	Memo *Memo
+}
+
+// Debug values for GNU cp's --debug line.
+type Debug int
+
+// Debug values, printed as cp prints them.
+const (
+	DebugNo Debug = iota
+	DebugYes
+	DebugAvoided
+	DebugUnsupported
+)
+
+func (d Debug) String() string {
+	return [...]string{"no", "yes", "avoided", "unsupported"}[d]
+}
+
+// SparseDetection is how holes were found (cp --debug's "sparse detection").
+type SparseDetection int
+
+// Sparse detection kinds.
+const (
+	DetectNone SparseDetection = iota
+	DetectZeros
+	DetectSeekHole
+	DetectSeekHoleZeros
+)
+
+func (d SparseDetection) String() string {
+	return [...]string{"no", "zeros", "SEEK_HOLE", "SEEK_HOLE + zeros"}[d]
+}
+
+// Stat counts what one strategy did.
+type Stat struct {
+	Bytes int64 // bytes it moved into the destination
+	Calls int64 // system calls it made (EINTR retries included)
+}
+
+// Fallback records one hand-over from a refused strategy to the next.
+type Fallback struct {
+	From, To Strategy
+	Offset   int64 // where the next strategy resumed
+	Err      error // why: the errno (or ErrZeroReturn), wrapped with the call's name
+	Memo     bool  // skipped because the same filesystem pair refused it before
+}
+
+// Result describes a finished (or failed) copy.
+type Result struct {
+	Bytes     int64 // data bytes written or cloned into the destination (holes not counted)
+	Size      int64 // the destination's final size (the end of the source as read)
+	Strategy  Strategy
+	Stats     [numStrategies]Stat // indexed by Strategy; Stats[Auto] counts the engine's own calls (fstat, lseek, ftruncate, pipe setup)
+	Fallbacks []Fallback
+	Offload   Debug // copy_file_range: yes, unsupported, avoided, no
+	Reflink   Debug // clone: yes, unsupported, no
+	Sparse    SparseDetection
+	Extents   int   // data extents copied in SEEK_HOLE mode
+	Holes     int64 // bytes left as holes in the destination
+}
+
+// Syscalls is the total number of system calls the copy made.
+func (r *Result) Syscalls() int64 {
+	var n int64
+	for _, s := range r.Stats {
+		n += s.Calls
+	}
+	return n
+}
+
+// StatOf returns the counters of one strategy (Auto: the engine's own calls).
+func (r *Result) StatOf(s Strategy) Stat { return r.Stats[s] }

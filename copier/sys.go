@@ -1,0 +1,56 @@
+package copier
+
+import "golang.org/x/sys/unix"
+
+// The system calls the copier makes, as package-level variables so that unit
+// tests can inject errnos, short counts and zero returns deterministically.
+var (
+	ficlone       = unix.IoctlFileClone
+	ficloneRange  = unix.IoctlFileCloneRange
+	copyFileRange = unix.CopyFileRange
+	sendfile      = unix.Sendfile
+	splice        = func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+		m, err := unix.Splice(rfd, roff, wfd, woff, n, flags)
+		return int64(m), err
+	}
+	pread     = unix.Pread
+	pwrite    = unix.Pwrite
+	read      = unix.Read
+	write     = unix.Write
+	seek      = unix.Seek
+	ftruncate = unix.Ftruncate
+	fstat     = unix.Fstat
+	pipe2     = unix.Pipe2
+	fcntl     = func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) }
+	closeFd   = unix.Close
+)
+
+// Sizes of one call, named with their units.
+const (
+	// maxRWCount is the most any read/write-like call moves at once
+	// (MAX_RW_COUNT: INT_MAX rounded down to a page).
+	maxRWCount = 0x7ffff000
+	// offloadChunkBytes bounds one copy_file_range/sendfile call so the
+	// progress bar moves and the per-call work stays short.
+	offloadChunkBytes = 64 << 20
+	// pipeBytes is the pipe size asked for with F_SETPIPE_SZ for splice.
+	pipeBytes = 1 << 20
+)
+
+// retry calls f until it fails with something other than EINTR: EINTR is
+// retried here, in the innermost helper, and nowhere else. Every attempt is
+// counted as a system call.
+func retry[T any](calls *int64, f func() (T, error)) (T, error) {
+	for {
+		*calls++
+		v, err := f()
+		if err != unix.EINTR {
+			return v, err
+		}
+	}
+}
+
+func retryErr(calls *int64, f func() error) error {
+	_, err := retry(calls, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}

@@ -1,0 +1,82 @@
+package flags
+
+import "strings"
+
+// Help returns the --help text for a program run as prog.
+func Help(prog string) string {
+	return strings.ReplaceAll(helpText, "PROG", prog)
+}
+
+const helpText = `Usage: PROG [OPTION]... SOURCE DEST
+  or:  PROG [OPTION]... SOURCE... DIRECTORY
+  or:  PROG [OPTION]... -t DIRECTORY SOURCE...
+  or:  PROG --benchmark [OPTION]... [DIRECTORY]
+Copy SOURCE to DEST, or SOURCEs into DIRECTORY, in kernel space where the
+kernel allows it. DEST is written to a temporary file and renamed into place
+only after the copy succeeded.
+
+Copying:
+  -r, -R, --recursive          copy directories recursively
+  -a, --archive                same as -r -P --preserve=all
+  -p                           same as --preserve=mode,ownership,timestamps
+      --preserve[=LIST]        keep the attributes in LIST: mode, ownership,
+                                 timestamps, links, xattr, all
+                                 (default: mode,ownership,timestamps)
+  -t, --target-directory=DIR   copy all SOURCEs into DIR
+  -T, --no-target-directory    treat DEST as a normal file
+  -L, --dereference            always follow symbolic links in SOURCE
+  -P, --no-dereference         never follow symbolic links in SOURCE
+  -H                           follow symbolic links named on the command line
+  -u, --update                 copy only when SOURCE is newer than DEST
+                                 or DEST is missing
+      --strategy=S             auto (default), reflink, copy_file_range,
+                                 sendfile, splice, rw; a forced strategy
+                                 that is refused is an error
+      --reflink[=WHEN]         auto (default), always (bare --reflink), never
+      --sparse=WHEN            auto (default: keep holes), always (also turn
+                                 zero blocks into holes), never
+      --buffer-size=SIZE       buffer of the rw loop (K, M, G suffixes)
+  -j, --jobs=N                 copy up to N files at once (default 1)
+
+Safety:
+  -f, --force                  if an existing DEST cannot be opened, remove
+                                 it and try again
+  -n, --no-clobber             do not overwrite an existing file
+  -i, --interactive            prompt before overwrite
+      --inplace                write straight into DEST (keeps its inode)
+
+Durability:
+      --sync=MODE              none (default), data (fdatasync), full (fsync),
+                                 osync (O_SYNC), odsync (O_DSYNC); every mode
+                                 but none also syncs DEST's directory
+      --nocache                drop source and destination pages from the
+                                 page cache behind the copy
+      --verify                 read DEST back past the page cache and compare
+                                 checksums before it replaces the old DEST
+
+Output:
+  -v, --verbose                print 'SRC' -> 'DST' for every file
+      --debug                  explain how every file is copied (implies -v)
+  -q, --quiet                  no progress bar, no warnings
+      --progress               draw the progress bar even when stderr is not
+                                 a terminal
+      --no-progress            never draw the progress bar
+  -h, --help                   show this help and exit
+      --version                print the version and exit
+
+Benchmark:
+      --benchmark              time every strategy on DIRECTORY's filesystem
+                                 (default: the current directory)
+      --bench-size=SIZE        size of the test file (default 256M)
+      --bench-runs=N           timed runs per row (default 3)
+      --bench-from=DIR         put the source file in DIR (copies between
+                                 two filesystems)
+      --json                   print the results as one JSON document
+
+Exit status: 0 all copied; 1 some file failed; 2 usage error;
+130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP.
+
+Examples:
+  PROG --sync=data disk.img /mnt/usb/       copy a VM image durably
+  PROG --benchmark /mnt/newdisk             see which strategy wins there
+`

@@ -1,0 +1,181 @@
+package flags
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// enumValue is a pflag.Value accepting one of a fixed list of words.
+type enumValue[T ~int] struct {
+	p     *T
+	names []string
+	flag  string
+}
+
+func newEnum[T ~int](p *T, names []string, flag string) *enumValue[T] {
+	return &enumValue[T]{p: p, names: names, flag: flag}
+}
+
+func (e *enumValue[T]) String() string {
+	if int(*e.p) < len(e.names) {
+		return e.names[*e.p]
+	}
+	return ""
+}
+
+func (e *enumValue[T]) Type() string { return "WORD" }
+
+func (e *enumValue[T]) Set(s string) error {
+	for i, n := range e.names {
+		if n == s {
+			*e.p = T(i)
+			return nil
+		}
+	}
+	return &UsageError{
+		Msg:  fmt.Sprintf("invalid argument %s for '--%s'", Quote(s), e.flag),
+		Hint: validList(e.names),
+	}
+}
+
+func validList(names []string) string {
+	var b strings.Builder
+	b.WriteString("Valid arguments are:")
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n  - '%s'", n)
+	}
+	return b.String()
+}
+
+// sizeValue is a pflag.Value for SIZE arguments: a number of bytes with an
+// optional K, M, G or T suffix (powers of 1024; "KiB" and "k" accepted too).
+type sizeValue[T int | int64] struct {
+	p        *T
+	flag     string
+	min, max int64
+}
+
+func (v *sizeValue[T]) String() string { return strconv.FormatInt(int64(*v.p), 10) }
+func (v *sizeValue[T]) Type() string   { return "SIZE" }
+
+func (v *sizeValue[T]) Set(s string) error {
+	n, err := ParseSize(s)
+	if err == nil && (n < v.min || n > v.max) {
+		err = fmt.Errorf("out of range: %s to %s", FormatSize(v.min), FormatSize(v.max))
+	}
+	if err != nil {
+		return &UsageError{
+			Msg:  fmt.Sprintf("invalid --%s argument %s: %v", v.flag, Quote(s), err),
+			Hint: "SIZE is a number of bytes with an optional K, M or G suffix (powers of 1024), e.g. 1M.",
+		}
+	}
+	*v.p = T(n)
+	return nil
+}
+
+// ParseSize parses "4096", "256K", "1M", "2GiB", "1t".
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(s, "B"), "i")
+	if t == "" {
+		return 0, fmt.Errorf("not a size")
+	}
+	shift := 0
+	switch t[len(t)-1] {
+	case 'k', 'K':
+		shift = 10
+	case 'm', 'M':
+		shift = 20
+	case 'g', 'G':
+		shift = 30
+	case 't', 'T':
+		shift = 40
+	}
+	if shift > 0 {
+		t = t[:len(t)-1]
+	} else if t != s && !strings.HasSuffix(s, "B") {
+		return 0, fmt.Errorf("not a size")
+	}
+	if t == "" || strings.IndexFunc(t, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, fmt.Errorf("not a size")
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("too large")
+	}
+	return n << shift, nil
+}
+
+// FormatSize prints n bytes with the largest exact binary suffix.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		shift  uint
+		suffix string
+	}{{40, "T"}, {30, "G"}, {20, "M"}, {10, "K"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// intValue is a pflag.Value for a positive count.
+type intValue struct {
+	p        *int
+	flag     string
+	min, max int
+}
+
+func (v *intValue) String() string { return strconv.Itoa(*v.p) }
+func (v *intValue) Type() string   { return "N" }
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < v.min || n > v.max {
+		return &UsageError{
+			Msg:  fmt.Sprintf("invalid --%s argument %s", v.flag, Quote(s)),
+			Hint: fmt.Sprintf("N is a whole number from %d to %d.", v.min, v.max),
+		}
+	}
+	*v.p = n
+	return nil
+}
+
+// preserveValue is --preserve[=LIST].
+type preserveValue struct {
+	o *Options
+}
+
+// PreserveWords are the attribute names --preserve takes.
+var PreserveWords = []string{"mode", "ownership", "timestamps", "links", "xattr", "all"}
+
+func (v *preserveValue) String() string { return "" }
+func (v *preserveValue) Type() string   { return "LIST" }
+
+func (v *preserveValue) Set(s string) error {
+	for _, w := range strings.Split(s, ",") {
+		p := &v.o.Preserve
+		switch w {
+		case "mode":
+			p.Mode = true
+		case "ownership":
+			p.Ownership = true
+		case "timestamps":
+			p.Timestamps = true
+		case "links":
+			v.o.HardLinks = true
+		case "xattr":
+			p.Xattr = true
+		case "all":
+			*p = Preserve{true, true, true, true}
+			v.o.HardLinks = true
+		default:
+			return &UsageError{
+				Msg:  fmt.Sprintf("invalid argument %s for '--preserve'", Quote(w)),
+				Hint: validList(PreserveWords),
+			}
+		}
+	}
+	return nil
+}
