@@ -8,7 +8,7 @@ import (
 
 // Quote quotes a file name the way GNU cp does in its messages (gnulib's
 // shell-escape-always style): 'name'; "it's" when the name holds a single
-// quote; 'a'$'\n''b' for control characters and bytes that are not UTF-8,
+// quote; 'a'$'\n”b' for control characters and bytes that are not UTF-8,
 // so every name printed can be pasted back into a shell.
 func Quote(s string) string {
 	plain := utf8.ValidString(s) && strings.IndexFunc(s, isControl) < 0
