@@ -7,9 +7,12 @@ import (
 )
 
 // Quote quotes a file name the way GNU cp does in its messages (gnulib's
-// shell-escape-always style): 'name'; "it's" when the name holds a single
-// quote; 'a'$'\n”b' for control characters and bytes that are not UTF-8,
-// so every name printed can be pasted back into a shell.
+// shell-escape-always style), so every name printed can be pasted back into
+// a shell:
+//
+//	name        -> 'name'
+//	it's        -> "it's"
+//	a<newline>b -> 'a'$'\n''b'   (control characters, bytes that are not UTF-8)
 func Quote(s string) string {
 	plain := utf8.ValidString(s) && strings.IndexFunc(s, isControl) < 0
 	if plain && !strings.Contains(s, "'") {
