@@ -87,7 +87,7 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 	var ce *copier.Error
 	if errors.As(err, &ce) {
 		if ce.Refused {
-			if ce.Strategy == copier.Reflink && (o.Reflink == copier.ReflinkAlways || o.Strategy == copier.Reflink) {
+			if ce.Strategy == copier.Reflink && o.Reflink == copier.ReflinkAlways {
 				return fmt.Sprintf("failed to clone %s from %s: %s", quote(dst), quote(src), errText(ce.Err))
 			}
 			return fmt.Sprintf("cannot copy %s to %s with --strategy=%s: %s", quote(src), quote(dst), ce.Strategy, copier.ErrnoText(ce.Err))
