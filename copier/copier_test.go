@@ -1,0 +1,786 @@
+package copier
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The real calls, saved before any test replaces the package variables.
+var (
+	realCopyFileRange = copyFileRange
+	realSendfile      = sendfile
+	realSplice        = splice
+	realPwrite        = pwrite
+	realPread         = pread
+)
+
+// inject replaces a syscall variable for the duration of the test.
+func inject[T any](t *testing.T, p *T, v T) {
+	t.Helper()
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pair makes a source file holding data and an empty destination file.
+func pair(t *testing.T, data []byte) (dst, src *os.File) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "src"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(filepath.Join(dir, "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err = os.Create(filepath.Join(dir, "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close(); dst.Close() })
+	return dst, src
+}
+
+func contents(t *testing.T, f *os.File) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustEqual(t *testing.T, got, want []byte) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", len(got), len(want), i)
+	}
+}
+
+// The temp directory of these tests is on the root filesystem (ext4 here),
+// where FICLONE is refused and copy_file_range works.
+
+var sizes = []int{0, 1, 4095, 4096, 4097, 1<<20 + 1, 3<<20 + 17}
+
+func TestForcedStrategiesCopyExactly(t *testing.T) {
+	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
+		for _, n := range sizes {
+			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
+				data := randomBytes(t, n)
+				dst, src := pair(t, data)
+				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), data)
+				if res.Size != int64(n) || res.Bytes != int64(n) {
+					t.Errorf("Size %d Bytes %d, want %d", res.Size, res.Bytes, n)
+				}
+				if res.Strategy != s || len(res.Fallbacks) != 0 {
+					t.Errorf("strategy %v fallbacks %v, want %v and none", res.Strategy, res.Fallbacks, s)
+				}
+				if n > 0 && res.StatOf(s).Bytes != int64(n) {
+					t.Errorf("%v moved %d bytes, want %d", s, res.StatOf(s).Bytes, n)
+				}
+			})
+		}
+	}
+}
+
+func TestAutoCountsEveryCall(t *testing.T) {
+	data := randomBytes(t, 5<<20)
+	dst, src := pair(t, data)
+	calls := 0
+	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		calls++
+		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+	})
+	res, err := Copy(dst, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if got := res.StatOf(CopyFileRange).Calls; got != int64(calls) || calls != 6 {
+		t.Errorf("counted %d copy_file_range calls, made %d (want 6: five of 1 MiB and the EOF)", got, calls)
+	}
+}
+
+// failAfter wraps a copy_file_range that copies normally for the first
+// `good` bytes (in calls of at most `chunk`) and then fails with errno.
+func cfrFailAfter(good int64, chunk int, errno error) func(int, *int64, int, *int64, int, int) (int, error) {
+	var done int64
+	return func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		if done >= good {
+			return 0, errno
+		}
+		n = min(n, chunk, int(good-done))
+		m, err := realCopyFileRange(rfd, roff, wfd, woff, n, flags)
+		done += int64(m)
+		return m, err
+	}
+}
+
+var refusals = []unix.Errno{unix.ENOSYS, unix.EXDEV, unix.EINVAL, unix.EOPNOTSUPP, unix.EPERM, unix.EBADF, unix.ETXTBSY}
+
+func TestRefusalBeforeAnyByteFallsBack(t *testing.T) {
+	for _, errno := range refusals {
+		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
+			data := randomBytes(t, 1<<20+1)
+			dst, src := pair(t, data)
+			inject(t, &copyFileRange, cfrFailAfter(0, 1<<30, errno))
+			res, err := Copy(dst, src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			fb := findFallback(res, CopyFileRange)
+			if fb == nil || fb.To != Sendfile || fb.Offset != 0 || !errors.Is(fb.Err, errno) {
+				t.Fatalf("fallbacks %+v, want copy_file_range -> sendfile at 0 with %v", res.Fallbacks, errno)
+			}
+			if res.Strategy != Sendfile || res.StatOf(Sendfile).Bytes != int64(len(data)) {
+				t.Errorf("strategy %v sendfile bytes %d", res.Strategy, res.StatOf(Sendfile).Bytes)
+			}
+			if res.Offload != DebugUnsupported {
+				t.Errorf("offload %v, want unsupported", res.Offload)
+			}
+		})
+	}
+}
+
+func findFallback(res Result, from Strategy) *Fallback {
+	for i := range res.Fallbacks {
+		if res.Fallbacks[i].From == from {
+			return &res.Fallbacks[i]
+		}
+	}
+	return nil
+}
+
+func TestRefusalPartWayResumesAtOffset(t *testing.T) {
+	const good = 300_000 // not block aligned on purpose
+	for _, errno := range refusals {
+		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
+			data := randomBytes(t, 2<<20+3)
+			dst, src := pair(t, data)
+			inject(t, &copyFileRange, cfrFailAfter(good, 100_000, errno))
+			res, err := Copy(dst, src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			fb := findFallback(res, CopyFileRange)
+			if fb == nil || fb.Offset != good || fb.To != Sendfile {
+				t.Fatalf("fallbacks %+v, want copy_file_range -> sendfile at %d", res.Fallbacks, good)
+			}
+			if got := res.StatOf(CopyFileRange).Bytes; got != good {
+				t.Errorf("copy_file_range moved %d, want %d", got, good)
+			}
+			if got := res.StatOf(Sendfile).Bytes; got != int64(len(data))-good {
+				t.Errorf("sendfile moved %d, want %d", got, int64(len(data))-good)
+			}
+		})
+	}
+}
+
+// Every hand-over down the chain resumes at the right offset: copy_file_range
+// refused after 100 KB, sendfile after 200 KB more, splice after 300 KB more,
+// rw finishes.
+func TestChainOfPartialRefusals(t *testing.T) {
+	data := randomBytes(t, 4<<20)
+	dst, src := pair(t, data)
+	inject(t, &copyFileRange, cfrFailAfter(100_000, 50_000, unix.EXDEV))
+	var sent int64
+	inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
+		if sent >= 200_000 {
+			return 0, unix.EINVAL
+		}
+		m, err := realSendfile(out, in, off, min(n, int(200_000-sent)))
+		sent += int64(m)
+		return m, err
+	})
+	var spliced int64
+	inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+		if roff != nil { // source -> pipe
+			if spliced >= 300_000 {
+				return 0, unix.EINVAL
+			}
+			n = min(n, int(300_000-spliced))
+			m, err := realSplice(rfd, roff, wfd, woff, n, flags)
+			spliced += m
+			return m, err
+		}
+		return realSplice(rfd, roff, wfd, woff, n, flags)
+	})
+	res, err := Copy(dst, src, Options{BufferSize: 128 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	want := []struct {
+		from, to Strategy
+		off      int64
+	}{{Reflink, CopyFileRange, 0}, {CopyFileRange, Sendfile, 100_000}, {Sendfile, Splice, 300_000}, {Splice, RW, 600_000}}
+	if len(res.Fallbacks) != len(want) {
+		t.Fatalf("fallbacks %+v", res.Fallbacks)
+	}
+	for i, w := range want {
+		f := res.Fallbacks[i]
+		if f.From != w.from || f.To != w.to || f.Offset != w.off {
+			t.Errorf("fallback %d = %v -> %v at %d, want %v -> %v at %d", i, f.From, f.To, f.Offset, w.from, w.to, w.off)
+		}
+	}
+	if res.Strategy != RW || res.StatOf(RW).Bytes != int64(len(data))-600_000 {
+		t.Errorf("strategy %v, rw moved %d", res.Strategy, res.StatOf(RW).Bytes)
+	}
+}
+
+func TestZeroReturnOnFirstCallFallsBack(t *testing.T) {
+	data := randomBytes(t, 70_000)
+	dst, src := pair(t, data)
+	inject(t, &copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { return 0, nil })
+	res, err := Copy(dst, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	fb := findFallback(res, CopyFileRange)
+	if fb == nil || !errors.Is(fb.Err, ErrZeroReturn) || fb.Offset != 0 {
+		t.Fatalf("fallbacks %+v, want copy_file_range zero return at 0", res.Fallbacks)
+	}
+}
+
+// A zero return after the strategy moved bytes is EOF, not a refusal.
+func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
+	data := randomBytes(t, 70_000)
+	dst, src := pair(t, data)
+	res, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.StatOf(CopyFileRange).Calls != 2 {
+		t.Errorf("copy_file_range calls %d, want 2 (data, then 0 at EOF)", res.StatOf(CopyFileRange).Calls)
+	}
+}
+
+// A forced strategy that is refused is an error naming it; nothing falls back.
+func TestForcedRefusalIsAnError(t *testing.T) {
+	data := randomBytes(t, 10_000)
+	dst, src := pair(t, data)
+	inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
+	_, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+	var ce *Error
+	if !errors.As(err, &ce) || !ce.Refused || ce.Strategy != CopyFileRange || !errors.Is(err, unix.EXDEV) {
+		t.Fatalf("err = %v, want a refusal of copy_file_range with EXDEV", err)
+	}
+	if got := ErrnoText(ce.Err); got != "copy_file_range: EXDEV (Invalid cross-device link)" {
+		t.Errorf("ErrnoText = %q", got)
+	}
+	if fi, _ := dst.Stat(); fi.Size() != 0 {
+		t.Errorf("destination has %d bytes after a refusal", fi.Size())
+	}
+}
+
+// FICLONE on ext4 (the test directory) is refused: forced, it is an error;
+// with --reflink=always too; in auto mode it falls back to copy_file_range.
+func TestReflinkRefusedOnExt4(t *testing.T) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(t.TempDir(), &st); err != nil || st.Type != unix.EXT4_SUPER_MAGIC {
+		t.Skip("the test directory is not on ext4")
+	}
+	data := randomBytes(t, 10_000)
+	for _, o := range []Options{{Strategy: Reflink}, {Reflink: ReflinkAlways}} {
+		dst, src := pair(t, data)
+		_, err := Copy(dst, src, o)
+		var ce *Error
+		if !errors.As(err, &ce) || !ce.Refused || ce.Strategy != Reflink {
+			t.Fatalf("%+v: err = %v, want reflink refused", o, err)
+		}
+	}
+	dst, src := pair(t, data)
+	res, err := Copy(dst, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Reflink != DebugUnsupported || res.Offload != DebugYes || res.Strategy != CopyFileRange {
+		t.Errorf("reflink %v offload %v strategy %v", res.Reflink, res.Offload, res.Strategy)
+	}
+	// --reflink=never avoids copy_file_range, which may share extents.
+	dst, src = pair(t, data)
+	res, err = Copy(dst, src, Options{Reflink: ReflinkNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Offload != DebugAvoided || res.StatOf(CopyFileRange).Calls != 0 || res.StatOf(Reflink).Calls != 0 {
+		t.Errorf("reflink=never: offload %v, calls %+v", res.Offload, res.Stats)
+	}
+}
+
+func TestShortCounts(t *testing.T) {
+	data := randomBytes(t, 1<<20+1)
+	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
+		t.Run(s.String(), func(t *testing.T) {
+			dst, src := pair(t, data)
+			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 4097), flags)
+			})
+			inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
+				return realSendfile(out, in, off, min(n, 4097))
+			})
+			inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+				return realSplice(rfd, roff, wfd, woff, min(n, 4097), flags)
+			})
+			inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+				return realPwrite(fd, b[:min(len(b), 4097)], off)
+			})
+			res, err := Copy(dst, src, Options{Strategy: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if res.StatOf(s).Calls < int64(len(data)/4097) {
+				t.Errorf("%d calls: short counts were not continued call by call", res.StatOf(s).Calls)
+			}
+		})
+	}
+}
+
+func TestEINTRIsRetried(t *testing.T) {
+	data := randomBytes(t, 1<<20)
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
+		t.Run(s.String(), func(t *testing.T) {
+			dst, src := pair(t, data)
+			flip := false
+			eintr := func() bool { flip = !flip; return flip }
+			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+				if eintr() {
+					return 0, unix.EINTR
+				}
+				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 100_000), flags)
+			})
+			inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
+				if eintr() {
+					return 0, unix.EINTR
+				}
+				return realSendfile(out, in, off, min(n, 100_000))
+			})
+			inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+				if eintr() {
+					return 0, unix.EINTR
+				}
+				return realSplice(rfd, roff, wfd, woff, n, flags)
+			})
+			inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+				if eintr() {
+					return 0, unix.EINTR
+				}
+				return realPread(fd, b, off)
+			})
+			res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if len(res.Fallbacks) > 1 || (s != Auto && len(res.Fallbacks) != 0) {
+				t.Errorf("EINTR caused fallbacks: %+v", res.Fallbacks)
+			}
+		})
+	}
+}
+
+// A real failure after progress is returned as is: no fallback hides it.
+func TestRealFailureIsNotHidden(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EIO, unix.ENOSPC, unix.EDQUOT, unix.ENOMEM, unix.EFBIG, unix.EROFS} {
+		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
+			data := randomBytes(t, 1<<20)
+			dst, src := pair(t, data)
+			inject(t, &copyFileRange, cfrFailAfter(200_000, 100_000, errno))
+			res, err := Copy(dst, src, Options{})
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Refused || !errors.Is(err, errno) || ce.Offset != 200_000 {
+				t.Fatalf("err = %#v, want %v at 200000", err, errno)
+			}
+			if fb := findFallback(res, CopyFileRange); fb != nil {
+				t.Errorf("fell back from copy_file_range after %v: %+v", errno, fb)
+			}
+			if res.StatOf(Sendfile).Calls+res.StatOf(RW).Calls != 0 {
+				t.Errorf("another strategy ran after %v", errno)
+			}
+		})
+	}
+}
+
+func TestRWWriteFailureNamesTheWriteSide(t *testing.T) {
+	data := randomBytes(t, 1<<20)
+	dst, src := pair(t, data)
+	var written int
+	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+		if written >= 128<<10 {
+			return 0, unix.ENOSPC
+		}
+		m, err := realPwrite(fd, b[:min(len(b), 128<<10)], off)
+		written += m
+		return m, err
+	})
+	_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 64 << 10})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Side != SideWrite || !errors.Is(err, unix.ENOSPC) || ce.Offset != 128<<10 {
+		t.Fatalf("err = %#v, want ENOSPC on the write side at 131072", err)
+	}
+	// rw is the last resort: even a "refusal" errno is a real error there.
+	inject(t, &pwrite, func(int, []byte, int64) (int, error) { return 0, unix.EPERM })
+	inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
+	inject(t, &sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
+	inject(t, &splice, func(int, *int64, int, *int64, int, int) (int64, error) { return 0, unix.EINVAL })
+	dst, src = pair(t, data)
+	_, err = Copy(dst, src, Options{})
+	if !errors.As(err, &ce) || ce.Refused || ce.Strategy != RW || !errors.Is(err, unix.EPERM) {
+		t.Fatalf("err = %#v, want rw's EPERM as a real error", err)
+	}
+}
+
+func TestReadFailureNamesTheReadSide(t *testing.T) {
+	data := randomBytes(t, 1<<20)
+	dst, src := pair(t, data)
+	inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+		if off >= 256<<10 {
+			return 0, unix.EIO
+		}
+		return realPread(fd, b, off)
+	})
+	_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 64 << 10})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Side != SideRead || !errors.Is(err, unix.EIO) || ce.Offset != 256<<10 {
+		t.Fatalf("err = %#v, want EIO reading at 262144", err)
+	}
+}
+
+// makeSparse writes data at the given offsets of a file of the given size.
+func makeSparse(t *testing.T, path string, size int64, chunks map[int64][]byte) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for off, b := range chunks {
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func blocks(t *testing.T, path string) int64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks
+}
+
+func TestSparseHolesStayHoles(t *testing.T) {
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
+		t.Run(s.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			const size = 3<<30 + 12345
+			chunks := map[int64][]byte{
+				0:                  randomBytes(t, 8192),
+				0x7ffff000 - 16384: randomBytes(t, 65536), // straddles the 2 GiB call limit
+				3 << 30:            randomBytes(t, 4096),
+			}
+			makeSparse(t, filepath.Join(dir, "src"), size, chunks)
+			src, _ := os.Open(filepath.Join(dir, "src"))
+			defer src.Close()
+			dst, _ := os.Create(filepath.Join(dir, "dst"))
+			defer dst.Close()
+			res, err := Copy(dst, src, Options{Strategy: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, _ := dst.Stat()
+			if fi.Size() != size || res.Size != size {
+				t.Fatalf("size %d (result %d), want %d", fi.Size(), res.Size, size)
+			}
+			for off, b := range chunks {
+				got := make([]byte, len(b))
+				if _, err := dst.ReadAt(got, off); err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, got, b)
+			}
+			if sb, db := blocks(t, src.Name()), blocks(t, dst.Name()); db > sb {
+				t.Errorf("destination has %d blocks, source %d: holes were filled", db, sb)
+			}
+			if res.Sparse != DetectSeekHole || res.Extents != 3 {
+				t.Errorf("sparse %v extents %d, want SEEK_HOLE and 3", res.Sparse, res.Extents)
+			}
+			if res.Holes+res.Bytes != size {
+				t.Errorf("holes %d + bytes %d != size %d", res.Holes, res.Bytes, size)
+			}
+		})
+	}
+}
+
+func TestSparseNeverWritesEveryByte(t *testing.T) {
+	dir := t.TempDir()
+	makeSparse(t, filepath.Join(dir, "src"), 8<<20, map[int64][]byte{1 << 20: randomBytes(t, 4096)})
+	src, _ := os.Open(filepath.Join(dir, "src"))
+	defer src.Close()
+	dst, _ := os.Create(filepath.Join(dir, "dst"))
+	defer dst.Close()
+	res, err := Copy(dst, src, Options{Sparse: SparseNever, Reflink: ReflinkNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sparse != DetectNone || res.Bytes != 8<<20 {
+		t.Errorf("sparse %v bytes %d", res.Sparse, res.Bytes)
+	}
+	if db := blocks(t, dst.Name()); db < (8<<20)/512 {
+		t.Errorf("destination has %d blocks, want a fully allocated file", db)
+	}
+}
+
+func TestSparseAlwaysTurnsZeroBlocksIntoHoles(t *testing.T) {
+	data := make([]byte, 4<<20) // written zeros, not holes
+	copy(data[1<<20:], randomBytes(t, 5000))
+	copy(data[len(data)-10:], "tail bytes")
+	dst, src := pair(t, data)
+	res, err := Copy(dst, src, Options{Sparse: SparseAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Strategy != RW || res.Sparse != DetectZeros {
+		t.Errorf("strategy %v sparse %v, want rw and zeros", res.Strategy, res.Sparse)
+	}
+	if db := blocks(t, dst.Name()); db > 48 {
+		t.Errorf("destination has %d blocks, want the zero blocks left as holes", db)
+	}
+	// Ending in zeros: the size still comes out right.
+	data = append(randomBytes(t, 5000), make([]byte, 1<<20)...)
+	dst, src = pair(t, data)
+	if _, err := Copy(dst, src, Options{Sparse: SparseAlways}); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+}
+
+// A source whose st_size is 0 but which has content (as in /proc).
+func TestPseudoFileReadUntilEOF(t *testing.T) {
+	for _, s := range []Strategy{Auto, Sendfile, Splice, RW} {
+		t.Run(s.String(), func(t *testing.T) {
+			src, err := os.Open("/proc/self/mountinfo")
+			if err != nil {
+				t.Skip(err)
+			}
+			defer src.Close()
+			want, _ := os.ReadFile("/proc/self/mountinfo")
+			dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			res, err := Copy(dst, src, Options{Strategy: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := contents(t, dst)
+			if len(got) == 0 || len(got) != len(want) || res.Size != int64(len(got)) {
+				t.Fatalf("copied %d bytes (result %d), a fresh read gives %d", len(got), res.Size, len(want))
+			}
+		})
+	}
+}
+
+// Stream sources and destinations: a pipe, a socket.
+func TestStreams(t *testing.T) {
+	data := randomBytes(t, 3<<20+5)
+	feed := func(w io.WriteCloser) {
+		w.Write(data)
+		w.Close()
+	}
+	for _, s := range []Strategy{Auto, Sendfile, Splice, RW} {
+		t.Run("pipe-source/"+s.String(), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			go feed(w)
+			dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			res, err := Copy(dst, r, Options{Strategy: s})
+			if s == Sendfile && err != nil {
+				var ce *Error
+				if errors.As(err, &ce) && ce.Refused {
+					return // sendfile may not read from a pipe; refusing is right
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if res.Size != int64(len(data)) {
+				t.Errorf("size %d", res.Size)
+			}
+		})
+		t.Run("pipe-destination/"+s.String(), func(t *testing.T) {
+			dstDir := t.TempDir()
+			os.WriteFile(filepath.Join(dstDir, "src"), data, 0o644)
+			src, _ := os.Open(filepath.Join(dstDir, "src"))
+			defer src.Close()
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan []byte)
+			go func() { b, _ := io.ReadAll(r); got <- b }()
+			_, err = Copy(w, src, Options{Strategy: s})
+			w.Close()
+			b := <-got
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, b, data)
+		})
+	}
+}
+
+// A socket source goes through splice's private pipe. When the pipe cannot
+// be emptied into the destination, the bytes already taken from the stream
+// must not be lost: they are written with read/write and the copy goes on.
+func TestSpliceOutRefusedKeepsStreamBytes(t *testing.T) {
+	data := randomBytes(t, 2<<20+7)
+	a, b, err := socketPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	go func() { a.Write(data); a.Close() }()
+	dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	dstFd := int(dst.Fd())
+	outCalls := 0
+	inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+		if wfd == dstFd {
+			outCalls++
+			if outCalls > 2 {
+				return 0, unix.EINVAL
+			}
+		}
+		return realSplice(rfd, roff, wfd, woff, n, flags)
+	})
+	res, err := Copy(dst, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if fb := findFallback(res, Splice); fb == nil || fb.To != RW {
+		t.Errorf("fallbacks %+v, want splice -> rw", res.Fallbacks)
+	}
+}
+
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "sock-a"), os.NewFile(uintptr(fds[1]), "sock-b"), nil
+}
+
+type countingCounter struct{ n int64 }
+
+func (c *countingCounter) Add(n int64) { c.n += n }
+
+func TestProgressAccountsForEveryByte(t *testing.T) {
+	dir := t.TempDir()
+	const size = 64 << 20
+	makeSparse(t, filepath.Join(dir, "src"), size, map[int64][]byte{4 << 20: randomBytes(t, 1 << 20)})
+	src, _ := os.Open(filepath.Join(dir, "src"))
+	defer src.Close()
+	dst, _ := os.Create(filepath.Join(dir, "dst"))
+	defer dst.Close()
+	var c countingCounter
+	var written int64
+	_, err := Copy(dst, src, Options{Progress: &c, Written: func(off, n int64) { written += n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.n != size {
+		t.Errorf("progress counted %d, want %d (data and holes)", c.n, size)
+	}
+	if written != 1<<20 {
+		t.Errorf("Written hook saw %d bytes, want the 1 MiB of data", written)
+	}
+}
+
+func TestMemoSkipsKnownRefusals(t *testing.T) {
+	var memo Memo
+	calls := 0
+	inject(t, &copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { calls++; return 0, unix.EXDEV })
+	for i := 0; i < 3; i++ {
+		data := randomBytes(t, 10_000)
+		dst, src := pair(t, data)
+		res, err := Copy(dst, src, Options{Memo: &memo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, contents(t, dst), data)
+		if fb := findFallback(res, CopyFileRange); fb == nil || fb.Memo != (i > 0) {
+			t.Errorf("file %d: fallbacks %+v", i, res.Fallbacks)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("copy_file_range called %d times over 3 files, want 1", calls)
+	}
+}
+
+func TestRefusalClassification(t *testing.T) {
+	for _, e := range refusals {
+		if !refusal(e) {
+			t.Errorf("%v should be a refusal", e)
+		}
+	}
+	if !refusal(unix.ENOTTY) || !refusal(ErrZeroReturn) || !refusal(os.NewSyscallError("x", unix.EXDEV)) {
+		t.Error("ENOTTY, zero return and wrapped errnos are refusals")
+	}
+	for _, e := range []unix.Errno{unix.EIO, unix.ENOSPC, unix.EDQUOT, unix.ENOMEM, unix.EFBIG, unix.EROFS, unix.EACCES, unix.ENOENT} {
+		if refusal(e) {
+			t.Errorf("%v must be a real failure", e)
+		}
+	}
+}
