@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"fastcp/benchmark"
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
@@ -52,6 +53,21 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 	out.quiet = opts.Quiet
 	stop := handleSignals()
 	defer stop()
+
+	if opts.Benchmark {
+		dir := "."
+		if len(opts.Operands) > 0 {
+			dir = opts.Operands[0]
+		}
+		return benchmark.Run(benchmark.Config{
+			Dir:   dir,
+			From:  opts.BenchFrom,
+			Size:  opts.BenchSize,
+			Runs:  opts.BenchRuns,
+			JSON:  opts.JSON,
+			Quiet: opts.Quiet,
+		}, stdout, stderr, out.prog)
+	}
 
 	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin)}
 	a.umask = uint32(unix.Umask(0))
@@ -259,7 +275,12 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 			newFile = true
 		}
 	}
-	dest, err := durability.Create(realDst, durability.Options{InPlace: inPlace})
+	dest, err := durability.Create(realDst, durability.Options{
+		InPlace: inPlace,
+		Sync:    o.Sync,
+		NoCache: o.NoCache,
+		Verify:  o.Verify,
+	})
 	if err != nil {
 		a.fail("cannot create regular file %s: %s", quote(dst), errText(err))
 		return
@@ -273,6 +294,7 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 		Sparse:     o.Sparse,
 		BufferSize: o.BufferSize,
 		Memo:       &a.memo,
+		Written:    dest.Written,
 	})
 	if o.Debug {
 		for _, l := range debugLines(&res) {
@@ -291,7 +313,7 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 			return
 		}
 	}
-	if err := dest.Commit(); err != nil {
+	if err := dest.Commit(srcF); err != nil {
 		a.fail("%s", copyErrorMessage(src, dst, err, o))
 	}
 }

@@ -35,6 +35,15 @@ type Options struct {
 	Flags int
 	// Perm is the mode a new in-place file is created with.
 	Perm os.FileMode
+	// Sync is the --sync mode: how the data and the directory entry are
+	// made durable before Commit returns.
+	Sync SyncMode
+	// NoCache drops the destination's (and, at Commit, the source's) pages
+	// from the page cache behind the copy.
+	NoCache bool
+	// Verify makes Commit read the destination back past the page cache
+	// and compare its checksum with the source's before the rename.
+	Verify bool
 }
 
 // Destination is a file being written.
@@ -114,11 +123,15 @@ func (d *Destination) Abort() {
 	}
 }
 
-// Commit finishes a successful copy: closes the file (a close error is a
-// failure: NFS and some FUSE filesystems report write errors there) and
+// Written is the copier's hook (copier.Options.Written): bytes [off, off+n)
+// of the destination were just written.
+func (d *Destination) Written(off, n int64) {}
+
+// Commit finishes a successful copy of src: closes the file (a close error
+// is a failure: NFS and some FUSE filesystems report write errors there) and
 // renames the temporary file over Path. Attributes must be set on File
 // before. On error the temporary file is removed and Path is untouched.
-func (d *Destination) Commit() error {
+func (d *Destination) Commit(src *os.File) error {
 	if d.done {
 		return errors.New("destination already finished")
 	}
@@ -159,7 +172,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // The temporary files being written, for the signal handler.
 var reg struct {
 	sync.Mutex
-	temps map[string]struct{}
+	temps  map[string]struct{}
+	funcs  map[int]func()
+	nextID int
 }
 
 func untrack(p string) {
@@ -168,12 +183,35 @@ func untrack(p string) {
 	reg.Unlock()
 }
 
-// RemoveTempsForExit removes every temporary file still being written and
-// returns with the registry locked, so no rename can happen before the
-// process exits. Only for a fatal signal, right before os.Exit.
+// AtInterrupt registers fn to run when a fatal signal ends the process
+// (RemoveTempsForExit), e.g. the benchmark removing its test files. The
+// returned function unregisters it.
+func AtInterrupt(fn func()) (unregister func()) {
+	reg.Lock()
+	defer reg.Unlock()
+	reg.nextID++
+	id := reg.nextID
+	if reg.funcs == nil {
+		reg.funcs = make(map[int]func())
+	}
+	reg.funcs[id] = fn
+	return func() {
+		reg.Lock()
+		delete(reg.funcs, id)
+		reg.Unlock()
+	}
+}
+
+// RemoveTempsForExit removes every temporary file still being written, runs
+// the AtInterrupt functions, and returns with the registry locked, so no
+// rename can happen before the process exits. Only for a fatal signal,
+// right before os.Exit.
 func RemoveTempsForExit() {
 	reg.Lock()
 	for p := range reg.temps {
 		unix.Unlink(p)
+	}
+	for _, fn := range reg.funcs {
+		fn()
 	}
 }
