@@ -729,7 +729,7 @@ func (c *countingCounter) Add(n int64) { c.n += n }
 func TestProgressAccountsForEveryByte(t *testing.T) {
 	dir := t.TempDir()
 	const size = 64 << 20
-	makeSparse(t, filepath.Join(dir, "src"), size, map[int64][]byte{4 << 20: randomBytes(t, 1 << 20)})
+	makeSparse(t, filepath.Join(dir, "src"), size, map[int64][]byte{4 << 20: randomBytes(t, 1<<20)})
 	src, _ := os.Open(filepath.Join(dir, "src"))
 	defer src.Close()
 	dst, _ := os.Create(filepath.Join(dir, "dst"))
