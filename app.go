@@ -260,11 +260,13 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 		return
 	}
 
-	// A device or FIFO DEST is written in place; a regular one is replaced
-	// by a temporary file that takes its mode and owner.
+	// A device or FIFO DEST is written in place, and so is any DEST with
+	// --inplace (keeping its inode, hard links, mode and owner); otherwise a
+	// temporary file replaces DEST and takes its mode and owner.
 	newFile := dfi == nil
-	inPlace := dfi != nil && dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe) != 0
-	if dfi != nil && dfi.Mode().IsRegular() {
+	special := dfi != nil && dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe) != 0
+	inPlace := special || o.InPlace
+	if dfi != nil && dfi.Mode().IsRegular() && !inPlace {
 		// cp opens an existing DEST for writing: without write permission
 		// it fails, unless -f lets it remove DEST and start anew.
 		if err := unix.Faccessat(unix.AT_FDCWD, realDst, unix.W_OK, unix.AT_EACCESS); err != nil {
@@ -276,10 +278,12 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 		}
 	}
 	dest, err := durability.Create(realDst, durability.Options{
-		InPlace: inPlace,
-		Sync:    o.Sync,
-		NoCache: o.NoCache,
-		Verify:  o.Verify,
+		InPlace:  inPlace,
+		Truncate: inPlace && !special,
+		Perm:     os.FileMode(rawStat(sfi).Mode & 0o777),
+		Sync:     o.Sync,
+		NoCache:  o.NoCache,
+		Verify:   o.Verify,
 	})
 	if err != nil {
 		a.fail("cannot create regular file %s: %s", quote(dst), errText(err))
@@ -301,20 +305,19 @@ func (a *app) copyFile(src string, sfi os.FileInfo, dst string) {
 			a.out.println(l)
 		}
 	}
-	if err != nil {
+	if err == nil && !dest.InPlace() {
+		err = a.setMode(dest, sfi, dfi, newFile)
+	}
+	if err == nil {
+		err = dest.Commit(srcF)
+	} else {
 		dest.Abort()
-		a.fail("%s", copyErrorMessage(src, dst, err, o))
-		return
 	}
-	if !dest.InPlace() {
-		if err := a.setMode(dest, sfi, dfi, newFile); err != nil {
-			dest.Abort()
-			a.fail("%s", err)
-			return
+	if err != nil {
+		a.fail("%s", copyErrorMessage(src, dst, err, o))
+		if dest.InPlace() && !special {
+			a.fail("%s was written in place (--inplace) and is now incomplete", quote(dst))
 		}
-	}
-	if err := dest.Commit(srcF); err != nil {
-		a.fail("%s", copyErrorMessage(src, dst, err, o))
 	}
 }
 
@@ -327,7 +330,7 @@ func (a *app) setMode(dest *durability.Destination, sfi, dfi os.FileInfo, newFil
 	if newFile {
 		mode := rawStat(sfi).Mode & 0o777 &^ a.umask
 		if err := f.Chmod(os.FileMode(mode)); err != nil {
-			return fmt.Errorf("setting permissions for %s: %s", quote(dest.Path), errText(err))
+			return &attrError{fmt.Sprintf("setting permissions for %s: %s", quote(dest.Path), errText(err))}
 		}
 		return nil
 	}
@@ -340,10 +343,15 @@ func (a *app) setMode(dest *durability.Destination, sfi, dfi os.FileInfo, newFil
 		}
 	}
 	if err := f.Chmod(unixMode(ds.Mode)); err != nil {
-		return fmt.Errorf("setting permissions for %s: %s", quote(dest.Path), errText(err))
+		return &attrError{fmt.Sprintf("setting permissions for %s: %s", quote(dest.Path), errText(err))}
 	}
 	return nil
 }
+
+// attrError is a failure to give DEST its attributes, worded in full.
+type attrError struct{ msg string }
+
+func (e *attrError) Error() string { return e.msg }
 
 // unixMode converts st_mode permission and special bits to an os.FileMode.
 func unixMode(m uint32) os.FileMode {

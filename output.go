@@ -100,6 +100,10 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 		}
 		return fmt.Sprintf("error copying %s to %s: %s", quote(src), quote(dst), errText(ce.Err))
 	}
+	var ae *attrError
+	if errors.As(err, &ae) {
+		return ae.msg
+	}
 	var de *durability.Error
 	if errors.As(err, &de) {
 		switch de.Op {
@@ -108,7 +112,7 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 		case "close":
 			return fmt.Sprintf("failed to close %s: %s", quote(dst), errText(de.Err))
 		}
-		return fmt.Sprintf("%s of %s failed: %s", de.Op, quote(dst), errText(de.Err))
+		return fmt.Sprintf("%s failed for %s: %s", de.Op, quote(dst), errText(de.Err))
 	}
 	return fmt.Sprintf("error copying %s to %s: %s", quote(src), quote(dst), errText(err))
 }
