@@ -100,8 +100,7 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 		}
 		return fmt.Sprintf("error copying %s to %s: %s", quote(src), quote(dst), errText(ce.Err))
 	}
-	var ae *attrError
-	if errors.As(err, &ae) {
+	if ae := (*attrError)(nil); errors.As(err, &ae) {
 		return ae.msg
 	}
 	var de *durability.Error

@@ -54,6 +54,9 @@ type Options struct {
 	TargetDir   string
 	NoTargetDir bool
 	Deref       Deref
+	// XattrExplicit: --preserve named xattr itself (not via all or -a), so
+	// attributes the destination cannot hold are errors.
+	XattrExplicit bool
 	// HardLinks keeps hard links within a recursive copy (-a, as cp's -d).
 	HardLinks bool
 	Verbose   bool
@@ -109,7 +112,6 @@ const (
 func Parse(args []string) (*Options, error) {
 	o := &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
 	fs := newFlagSet(o)
-	var preserveSeen bool
 	err := fs.ParseAll(args, func(f *pflag.Flag, value string) error {
 		if err := fs.Set(f.Name, value); err != nil {
 			return err
@@ -132,8 +134,6 @@ func Parse(args []string) (*Options, error) {
 			o.Preserve = Preserve{true, true, true, true}
 		case "p":
 			o.Preserve.Mode, o.Preserve.Ownership, o.Preserve.Timestamps = true, true, true
-		case "preserve":
-			preserveSeen = true
 		case "progress":
 			o.Progress = ProgressOn
 		case "no-progress":
@@ -144,7 +144,6 @@ func Parse(args []string) (*Options, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	_ = preserveSeen
 	o.Operands = fs.Args()
 	if o.Help || o.Version {
 		return o, nil

@@ -52,8 +52,7 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.Lookup("reflink").NoOptDefVal = "always"
 	fs.Var(newEnum(&o.Sparse, copier.SparseNames, "sparse"), "sparse", "holes: auto (keep them), always (also zero blocks), never")
 	fs.Var(&sizeValue[int]{p: &o.BufferSize, flag: "buffer-size", min: 1, max: maxBufferSize}, "buffer-size", "buffer of the rw loop (K, M, G suffixes)")
-	fs.Var(&intValue{p: &o.Jobs, flag: "jobs", min: 1, max: 1024}, "jobs", "copy up to N files at once")
-	fs.Lookup("jobs").Shorthand = "j"
+	fs.VarP(&intValue{p: &o.Jobs, flag: "jobs", min: 1, max: 1024}, "jobs", "j", "copy up to N files at once")
 	group(GroupCopying, "recursive", "R", "archive", "p", "preserve", "target-directory", "no-target-directory",
 		"dereference", "no-dereference", "H", "update", "strategy", "reflink", "sparse", "buffer-size", "jobs")
 

@@ -167,6 +167,7 @@ func (v *preserveValue) Set(s string) error {
 			v.o.HardLinks = true
 		case "xattr":
 			p.Xattr = true
+			v.o.XattrExplicit = true
 		case "all":
 			*p = Preserve{true, true, true, true}
 			v.o.HardLinks = true

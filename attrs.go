@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Attributes kept with -p, -a and --preserve. For a regular file they are
+// set on the temporary file before the rename, so DEST never appears with
+// the wrong mode, owner or times; for directories after their contents are
+// copied (writing entries changes a directory's mtime); for symbolic links
+// and special files on the new entry before it is renamed into place.
+
+// attrError is a failure to give DEST its attributes, worded in full.
+type attrError struct{ msg string }
+
+func (e *attrError) Error() string { return e.msg }
+
+func attrErrorf(format string, a ...any) error { return &attrError{fmt.Sprintf(format, a...)} }
+
+// target is where attributes go: an open file, or a path (not followed).
+type target struct {
+	fd   int // >= 0: an open file
+	path string
+	link bool // a symbolic link: no chmod
+}
+
+// preserve applies the attributes -p/--preserve ask for, from the source
+// (st, and its xattrs read from srcFd, or srcPath when srcFd < 0), to t.
+// name is DEST as the user wrote it, for messages.
+func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name string) error {
+	p := a.opts.Preserve
+	mode := st.Mode & 0o7777
+	if p.Ownership {
+		err := t.chown(int(st.Uid), int(st.Gid))
+		if err != nil && errors.Is(err, unix.EPERM) && os.Geteuid() != 0 {
+			// As cp: an ordinary user cannot give files away; keep at
+			// least the group when that is one of ours, and drop the
+			// set-ID bits, which must not survive a change of owner.
+			_ = t.chown(-1, int(st.Gid))
+			mode &^= unix.S_ISUID | unix.S_ISGID
+			err = nil
+		}
+		if err != nil {
+			return attrErrorf("failed to preserve ownership for %s: %s", quote(name), errText(err))
+		}
+	}
+	if p.Mode && !t.link {
+		if err := t.chmod(mode); err != nil {
+			return attrErrorf("preserving permissions for %s: %s", quote(name), errText(err))
+		}
+	}
+	if p.Xattr {
+		if err := a.copyXattrs(t, srcFd, srcPath, name); err != nil {
+			return err
+		}
+	}
+	if p.Timestamps {
+		ts := [2]unix.Timespec{{Sec: st.Atim.Sec, Nsec: st.Atim.Nsec}, {Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec}}
+		if err := t.utimes(&ts); err != nil {
+			return attrErrorf("preserving times for %s: %s", quote(name), errText(err))
+		}
+	}
+	return nil
+}
+
+func (t target) chown(uid, gid int) error {
+	if t.fd >= 0 {
+		return unix.Fchown(t.fd, uid, gid)
+	}
+	return unix.Lchown(t.path, uid, gid)
+}
+
+func (t target) chmod(mode uint32) error {
+	if t.fd >= 0 {
+		return unix.Fchmod(t.fd, mode)
+	}
+	return unix.Chmod(t.path, mode)
+}
+
+func (t target) utimes(ts *[2]unix.Timespec) error {
+	if t.fd >= 0 {
+		// futimens(fd, ts) is utimensat(fd, NULL, ts, 0); x/sys/unix has
+		// no wrapper taking a NULL path.
+		_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(t.fd), 0, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, t.path, ts[:], unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// copyXattrs copies every extended attribute the source has. Attributes
+// the destination's filesystem cannot hold are an error only when xattrs
+// were asked for by name (--preserve=xattr), not as part of -a or "all".
+func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
+	names, err := listXattrs(srcFd, srcPath)
+	if err != nil {
+		if isUnsupported(err) {
+			return nil
+		}
+		return attrErrorf("listing attributes of %s: %s", quote(srcPath), errText(err))
+	}
+	for _, n := range names {
+		val, err := getXattr(srcFd, srcPath, n)
+		if err != nil {
+			return attrErrorf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
+		}
+		if t.fd >= 0 {
+			err = unix.Fsetxattr(t.fd, n, val, 0)
+		} else {
+			err = unix.Lsetxattr(t.path, n, val, 0)
+		}
+		if err != nil && (!a.opts.XattrExplicit && (isUnsupported(err) || errors.Is(err, unix.EPERM))) {
+			continue
+		}
+		if err != nil {
+			return attrErrorf("setting attribute %s for %s: %s", quote(n), quote(name), errText(err))
+		}
+	}
+	return nil
+}
+
+func isUnsupported(err error) bool {
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENODATA)
+}
+
+func listXattrs(fd int, path string) ([]string, error) {
+	size := 1024
+	for {
+		buf := make([]byte, size)
+		var n int
+		var err error
+		if fd >= 0 {
+			n, err = unix.Flistxattr(fd, buf)
+		} else {
+			n, err = unix.Llistxattr(path, buf)
+		}
+		if errors.Is(err, unix.ERANGE) {
+			size *= 4
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, s := range strings.Split(string(buf[:n]), "\x00") {
+			if s != "" {
+				names = append(names, s)
+			}
+		}
+		return names, nil
+	}
+}
+
+func getXattr(fd int, path, name string) ([]byte, error) {
+	size := 256
+	for {
+		buf := make([]byte, size)
+		var n int
+		var err error
+		if fd >= 0 {
+			n, err = unix.Fgetxattr(fd, name, buf)
+		} else {
+			n, err = unix.Lgetxattr(path, name, buf)
+		}
+		if errors.Is(err, unix.ERANGE) {
+			size *= 4
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}

@@ -1,0 +1,54 @@
+package durability
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Replace puts a new directory entry at path atomically: create makes it
+// under a temporary name in path's directory (a symbolic link, a FIFO, a
+// device node, a hard link), then it is renamed over path, so an existing
+// entry is replaced in one step and never missing. On failure nothing is
+// left behind.
+func Replace(path string, create func(tmp string) error) error {
+	dir, base := filepath.Split(path)
+	if len(base) > maxTempBase {
+		base = base[:maxTempBase]
+	}
+	for {
+		var rnd [6]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return err
+		}
+		tmp := filepath.Join(dir, TempPrefix+base+"."+hex.EncodeToString(rnd[:]))
+		reg.Lock()
+		err := create(tmp)
+		if err == nil {
+			if reg.temps == nil {
+				reg.temps = make(map[string]struct{})
+			}
+			reg.temps[tmp] = struct{}{}
+		}
+		reg.Unlock()
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		reg.Lock()
+		err = os.Rename(tmp, path)
+		if err != nil {
+			os.Remove(tmp)
+		}
+		delete(reg.temps, tmp)
+		reg.Unlock()
+		if err != nil {
+			return &Error{Op: "rename", Err: err}
+		}
+		return nil
+	}
+}

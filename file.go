@@ -1,0 +1,290 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fastcp/copier"
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+// copyData is the copy engine; a package variable so tests can make it fail.
+var copyData = copier.Copy
+
+// existing describes DEST before anything is written.
+type existing struct {
+	fi   os.FileInfo // nil: DEST does not exist
+	path string      // where to write: DEST, or the file a symlink DEST points to
+}
+
+// checkDest applies cp's rules to DEST before anything is opened for
+// writing. through says whether a symbolic link DEST is written through
+// (copying data) or replaced (copying a link or a special file). It
+// returns ok=false when the entry is done (skipped or failed).
+func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, through bool) (existing, bool) {
+	o := a.opts
+	e := existing{path: dst}
+	lfi, err := os.Lstat(dst)
+	switch {
+	case err == nil && through && lfi.Mode()&os.ModeSymlink != 0:
+		// cp writes through a symlink DEST: the file it points to is
+		// replaced, the link stays.
+		e.fi, err = os.Stat(dst)
+		if errors.Is(err, os.ErrNotExist) {
+			r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
+			return e, false
+		}
+		if err == nil {
+			e.path, err = filepath.EvalSymlinks(dst)
+		}
+		if err != nil {
+			r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+			return e, false
+		}
+	case err == nil:
+		e.fi = lfi
+	case errors.Is(err, os.ErrNotExist):
+		if strings.HasSuffix(dst, "/") {
+			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ENOTDIR)))
+			return e, false
+		}
+		return e, true
+	default:
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		return e, false
+	}
+	if os.SameFile(sfi, e.fi) {
+		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
+		return e, false
+	}
+	if e.fi.IsDir() {
+		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		return e, false
+	}
+	if o.NoClobber {
+		return e, false
+	}
+	if o.Update && !sfi.ModTime().After(e.fi.ModTime()) {
+		return e, false
+	}
+	if o.Interactive && !a.confirm(fmt.Sprintf("overwrite %s? ", quote(dst))) {
+		return e, false
+	}
+	return e, true
+}
+
+// copyFile copies the data of src (a regular file, or a FIFO or device read
+// as data) to dst: through a temporary file renamed over dst when dst is or
+// will be a regular file, in place for a device or FIFO dst or --inplace.
+// It reports whether dst now holds the copy.
+func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool {
+	o := a.opts
+	ex, ok := a.checkDest(r, src, sfi, dst, true)
+	if !ok {
+		return false
+	}
+	srcF, err := os.Open(src)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(src), errText(err)))
+		return false
+	}
+	defer srcF.Close()
+	if ofi, err := srcF.Stat(); err != nil || !os.SameFile(ofi, sfi) {
+		r.fail(fmt.Sprintf("skipping file %s, as it was replaced while being copied", quote(src)))
+		return false
+	}
+
+	// A device or FIFO DEST is written in place, and so is any DEST with
+	// --inplace (keeping its inode, hard links, mode and owner); otherwise a
+	// temporary file replaces DEST and takes its mode and owner.
+	dfi := ex.fi
+	newFile := dfi == nil
+	special := dfi != nil && dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0
+	inPlace := special || o.InPlace
+	if dfi != nil && dfi.Mode().IsRegular() && !inPlace {
+		// cp opens an existing DEST for writing: without write permission
+		// it fails, unless -f lets it remove DEST and start anew.
+		if err := unix.Faccessat(unix.AT_FDCWD, ex.path, unix.W_OK, unix.AT_EACCESS); err != nil {
+			if !o.Force {
+				r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+				return false
+			}
+			newFile = true
+		}
+	}
+	sst := rawStat(sfi)
+	dest, err := durability.Create(ex.path, durability.Options{
+		InPlace:  inPlace,
+		Truncate: inPlace && !special,
+		Perm:     os.FileMode(sst.Mode & 0o777),
+		Sync:     o.Sync,
+		NoCache:  o.NoCache,
+		Verify:   o.Verify,
+	})
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+		return false
+	}
+	if o.Verbose || o.Debug {
+		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+	}
+	res, err := copyData(dest.File, srcF, copier.Options{
+		Strategy:   o.Strategy,
+		Reflink:    o.Reflink,
+		Sparse:     o.Sparse,
+		BufferSize: o.BufferSize,
+		Memo:       &a.memo,
+		Written:    dest.Written,
+	})
+	if o.Debug {
+		for _, l := range debugLines(&res) {
+			r.out(l)
+		}
+	}
+	if err == nil && !dest.InPlace() {
+		err = a.setAttrs(dest, srcF, sfi, dfi, newFile, dst)
+	}
+	if err == nil {
+		err = dest.Commit(srcF)
+	} else {
+		dest.Abort()
+	}
+	if err != nil {
+		r.fail(copyErrorMessage(src, dst, err, o))
+		if dest.InPlace() && !special {
+			r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
+		}
+		return false
+	}
+	return true
+}
+
+// setAttrs gives the temporary file the attributes the result must have
+// before it is renamed into place: with -p/--preserve the source's; else a
+// new file gets the source's permissions minus the umask (as cp), and an
+// existing DEST keeps its own mode and owner.
+func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.FileInfo, newFile bool, name string) error {
+	t := target{fd: int(dest.File.Fd()), path: dest.TempPath()}
+	sst := rawStat(sfi)
+	if !a.opts.Preserve.Mode {
+		if newFile {
+			if err := t.chmod(sst.Mode & 0o777 &^ a.umask); err != nil {
+				return attrErrorf("setting permissions for %s: %s", quote(name), errText(err))
+			}
+		} else {
+			ds := rawStat(dfi)
+			if !a.opts.Preserve.Ownership && (ds.Uid != uint32(os.Geteuid()) || ds.Gid != uint32(os.Getegid())) {
+				// Before the chmod: chown clears set-user-ID bits.
+				if err := t.chown(int(ds.Uid), int(ds.Gid)); err != nil {
+					a.out.warnf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
+						quote(name), os.Geteuid(), os.Getegid(), ds.Uid, ds.Gid, errText(err))
+				}
+			}
+			if err := t.chmod(ds.Mode & 0o7777); err != nil {
+				return attrErrorf("setting permissions for %s: %s", quote(name), errText(err))
+			}
+		}
+	}
+	if a.opts.Preserve.Any() {
+		return a.preserve(t, sst, int(srcF.Fd()), "", name)
+	}
+	return nil
+}
+
+// copySymlink copies a symbolic link as a link (-P, -r, -a): a new link
+// with the same target, put in place over DEST in one rename.
+func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
+	if _, ok := a.checkDest(r, src, sfi, dst, false); !ok {
+		return
+	}
+	link, err := os.Readlink(src)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(src), errText(err)))
+		return
+	}
+	if a.opts.Verbose || a.opts.Debug {
+		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+	}
+	err = durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
+		if err := os.Symlink(link, tmp); err != nil {
+			return err
+		}
+		if a.opts.Preserve.Any() {
+			return a.preserve(target{fd: -1, path: tmp, link: true}, rawStat(sfi), -1, src, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		r.fail(entryError("cannot create symbolic link", dst, err))
+	}
+}
+
+// copySpecial recreates a FIFO, device node or socket (-r, -a).
+func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
+	if _, ok := a.checkDest(r, src, sfi, dst, false); !ok {
+		return
+	}
+	st := rawStat(sfi)
+	if a.opts.Verbose || a.opts.Debug {
+		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+	}
+	err := durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
+		// mknod applies the umask, as creating a file does.
+		if err := unix.Mknod(tmp, st.Mode&(unix.S_IFMT|0o777), int(st.Rdev)); err != nil {
+			return err
+		}
+		if a.opts.Preserve.Any() {
+			return a.preserve(target{fd: -1, path: tmp}, st, -1, src, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		kind := "fifo"
+		if sfi.Mode()&os.ModeDevice != 0 {
+			kind = "special file"
+		}
+		r.fail(entryError("cannot create "+kind, dst, err))
+	}
+}
+
+// makeHardLink links dst to the copy already made of the same source inode.
+func (a *app) makeHardLink(r *record, src, first, dst string) {
+	sfi, err := os.Lstat(first)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first), errText(err)))
+		return
+	}
+	if _, ok := a.checkDest(r, first, sfi, dst, false); !ok {
+		return
+	}
+	if a.opts.Verbose || a.opts.Debug {
+		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+	}
+	err = durability.Replace(dst, func(tmp string) error { return os.Link(first, tmp) })
+	if err != nil {
+		r.fail(entryError("cannot create hard link", dst, err))
+	}
+}
+
+func entryError(what, dst string, err error) string {
+	var ae *attrError
+	if errors.As(err, &ae) {
+		return ae.msg
+	}
+	return fmt.Sprintf("%s %s: %s", what, quote(dst), errText(err))
+}
+
+// confirm asks on stderr and reads the answer from stdin (-i).
+func (a *app) confirm(question string) bool {
+	a.out.mu.Lock()
+	fmt.Fprintf(a.out.stderr, "%s: %s", a.out.prog, question)
+	a.out.mu.Unlock()
+	line, _ := a.stdin.ReadString('\n')
+	line = strings.TrimSpace(line)
+	return strings.HasPrefix(line, "y") || strings.HasPrefix(line, "Y")
+}

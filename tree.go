@@ -1,0 +1,353 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"fastcp/flags"
+
+	"golang.org/x/sys/unix"
+)
+
+// copyAll resolves the operands into SOURCE -> DEST pairs, as cp does.
+func (a *app) copyAll() {
+	o := a.opts
+	ops := o.Operands
+	var sources []string
+	var target string
+	intoDir := false
+	switch {
+	case o.TargetDir != "":
+		target, sources, intoDir = o.TargetDir, ops, true
+		fi, err := os.Stat(target)
+		if err == nil && !fi.IsDir() {
+			err = unix.ENOTDIR
+		}
+		if err != nil {
+			a.seq.emit(true, fmt.Sprintf("target directory %s: %s", quote(target), errText(err)))
+			return
+		}
+	case o.NoTargetDir:
+		sources, target = ops[:1], ops[1]
+	default:
+		sources, target = ops[:len(ops)-1], ops[len(ops)-1]
+		fi, err := os.Stat(target)
+		switch {
+		case err == nil && fi.IsDir():
+			intoDir = true
+		case len(sources) > 1 && err != nil:
+			a.seq.emit(true, fmt.Sprintf("target %s: %s", quote(target), errText(err)))
+			return
+		case len(sources) > 1:
+			a.seq.emit(true, fmt.Sprintf("target %s is not a directory", quote(target)))
+			return
+		}
+	}
+	for _, src := range sources {
+		dst := target
+		if intoDir {
+			dst = joinPath(target, filepath.Base(src))
+		}
+		a.copyTop(src, dst)
+	}
+}
+
+// joinPath names an entry inside a directory as cp prints it: "dir/name".
+func joinPath(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// statSource stats a SOURCE (top: named on the command line), following
+// symbolic links as -L, -P, -H and the default say: cp follows them unless
+// copying recursively.
+func (a *app) statSource(path string, top bool) (os.FileInfo, error) {
+	follow := false
+	switch a.opts.Deref {
+	case flags.DerefAlways:
+		follow = true
+	case flags.DerefCommandLine:
+		follow = top
+	case flags.DerefDefault:
+		follow = !a.opts.Recursive
+	}
+	if follow {
+		return os.Stat(path)
+	}
+	return os.Lstat(path)
+}
+
+func rawStat(fi os.FileInfo) *syscall.Stat_t { return fi.Sys().(*syscall.Stat_t) }
+
+type devIno struct{ dev, ino uint64 }
+
+func idOf(fi os.FileInfo) devIno {
+	st := rawStat(fi)
+	return devIno{st.Dev, st.Ino}
+}
+
+// ancestor is a directory on the path being copied, to refuse cycles
+// (symbolic link loops under -L).
+type ancestor struct {
+	id     devIno
+	parent *ancestor
+}
+
+func (p *ancestor) has(id devIno) bool {
+	for ; p != nil; p = p.parent {
+		if p.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// copyTop copies one command-line SOURCE to DEST.
+func (a *app) copyTop(src, dst string) {
+	fi, err := a.statSource(src, true)
+	if err != nil {
+		a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(src), errText(err)))
+		return
+	}
+	if fi.IsDir() && a.opts.Recursive {
+		if msg := intoItself(src, fi, dst); msg != "" {
+			a.seq.emit(true, msg)
+			return
+		}
+	}
+	a.copyEntry(src, fi, dst, nil)
+}
+
+// intoItself refuses to copy a directory into itself or a descendant: it
+// walks up from DEST's nearest existing ancestor comparing device and inode
+// numbers with SOURCE's, so symbolic links and bind mounts cannot hide it.
+func intoItself(src string, sfi os.FileInfo, dst string) string {
+	id := idOf(sfi)
+	p := filepath.Clean(dst)
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			for {
+				if idOf(fi) == id {
+					return fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst))
+				}
+				parent, err := os.Stat(p + "/..")
+				if err != nil || idOf(parent) == idOf(fi) {
+					return ""
+				}
+				p, fi = p+"/..", parent
+			}
+		}
+		next := filepath.Dir(p)
+		if next == p {
+			return ""
+		}
+		p = next
+	}
+}
+
+// copyEntry copies one entry of any type.
+func (a *app) copyEntry(src string, fi os.FileInfo, dst string, anc *ancestor) {
+	mode := fi.Mode()
+	switch {
+	case mode.IsDir():
+		if !a.opts.Recursive {
+			a.seq.emit(true, fmt.Sprintf("-r not specified; omitting directory %s", quote(src)))
+			return
+		}
+		a.copyDir(src, fi, dst, anc)
+	case mode&os.ModeSymlink != 0:
+		a.schedule(func(r *record) { a.copySymlink(r, src, fi, dst) })
+	case mode.IsRegular():
+		a.scheduleFile(src, fi, dst)
+	case a.opts.Recursive:
+		// cp -R recreates FIFOs, devices and sockets rather than reading them.
+		a.schedule(func(r *record) { a.copySpecial(r, src, fi, dst) })
+	default:
+		// Without -r a FIFO or device SOURCE is read as data.
+		a.schedule(func(r *record) { a.copyFile(r, src, fi, dst) })
+	}
+}
+
+// linkFirst is the first copy of a source inode with several links (-a).
+type linkFirst struct {
+	dst  string
+	ok   bool
+	done chan struct{}
+}
+
+// scheduleFile copies a regular file, or with -a makes a further link to
+// the copy of an inode already copied in this run, as cp -a does.
+func (a *app) scheduleFile(src string, fi os.FileInfo, dst string) {
+	if !a.opts.HardLinks || rawStat(fi).Nlink < 2 {
+		a.schedule(func(r *record) { a.copyFile(r, src, fi, dst) })
+		return
+	}
+	id := idOf(fi)
+	a.linksMu.Lock()
+	first, seen := a.links[id]
+	if !seen {
+		first = &linkFirst{dst: dst, done: make(chan struct{})}
+		a.links[id] = first
+	}
+	a.linksMu.Unlock()
+	if !seen {
+		a.schedule(func(r *record) {
+			defer close(first.done)
+			first.ok = a.copyFile(r, src, fi, dst)
+		})
+		return
+	}
+	a.schedule(func(r *record) {
+		// The first copy was queued earlier, so it is running or done.
+		<-first.done
+		if first.ok {
+			a.makeHardLink(r, src, first.dst, dst)
+		} else {
+			a.copyFile(r, src, fi, dst)
+		}
+	})
+}
+
+// dirDone is a copied directory whose mode and times are set at the end.
+type dirDone struct {
+	src, dst string
+	fi       os.FileInfo
+	created  bool
+}
+
+// copyDir creates DEST (or merges into an existing directory) and copies
+// SOURCE's entries into it in name order.
+func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
+	r := a.seq.open()
+	if anc.has(idOf(fi)) {
+		r.fail(fmt.Sprintf("cannot copy %s: the directory is its own ancestor (symbolic link loop)", quote(src)))
+		a.seq.close(r)
+		return
+	}
+	created := false
+	dfi, err := os.Stat(dst)
+	switch {
+	case err == nil && !dfi.IsDir():
+		r.fail(fmt.Sprintf("cannot overwrite non-directory %s with directory %s", quote(dst), quote(src)))
+		a.seq.close(r)
+		return
+	case err == nil && os.SameFile(dfi, fi):
+		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
+		a.seq.close(r)
+		return
+	case errors.Is(err, os.ErrNotExist):
+		// Owner-writable while its entries are copied; the final mode
+		// comes at the end (a read-only source directory stays copyable).
+		if err := os.Mkdir(strings.TrimRight(dst, "/"), 0o700); err != nil {
+			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
+			a.seq.close(r)
+			return
+		}
+		created = true
+		if a.opts.Verbose || a.opts.Debug {
+			r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+		}
+	case err != nil:
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		a.seq.close(r)
+		return
+	}
+	a.dirs = append(a.dirs, dirDone{src: src, dst: dst, fi: fi, created: created})
+	names, err := readNames(src)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(err)))
+	}
+	a.seq.close(r)
+	here := &ancestor{id: idOf(fi), parent: anc}
+	for _, name := range names {
+		child := joinPath(src, name)
+		cfi, err := a.statSource(child, false)
+		if err != nil {
+			a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(child), errText(err)))
+			continue
+		}
+		a.copyEntry(child, cfi, joinPath(dst, name), here)
+	}
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+// finishDirs gives the copied directories their final mode, owner and
+// times, deepest first, once everything inside them is written.
+func (a *app) finishDirs() {
+	for i := len(a.dirs) - 1; i >= 0; i-- {
+		d := a.dirs[i]
+		st := rawStat(d.fi)
+		t := target{fd: -1, path: strings.TrimRight(d.dst, "/")}
+		var err error
+		if a.opts.Preserve.Any() {
+			err = a.preserve(t, st, -1, d.src, d.dst)
+		}
+		if err == nil && d.created && !a.opts.Preserve.Mode {
+			if e := t.chmod(st.Mode & 0o777 &^ a.umask); e != nil {
+				err = attrErrorf("setting permissions for %s: %s", quote(d.dst), errText(e))
+			}
+		}
+		if err != nil {
+			a.seq.emit(true, err.Error())
+		}
+	}
+}
+
+// startWorkers starts -j workers (none for -j 1, or when prompting).
+func (a *app) startWorkers() {
+	n := a.opts.Jobs
+	if n <= 1 || a.opts.Interactive {
+		return
+	}
+	a.work = make(chan func(), 4*n)
+	for i := 0; i < n; i++ {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for f := range a.work {
+				f()
+			}
+		}()
+	}
+}
+
+// schedule runs an entry's copy, on a worker with -j.
+func (a *app) schedule(f func(r *record)) {
+	r := a.seq.open()
+	if a.work == nil {
+		f(r)
+		a.seq.close(r)
+		return
+	}
+	a.work <- func() {
+		f(r)
+		a.seq.close(r)
+	}
+}
+
+// finish waits for the workers, then finishes the directories.
+func (a *app) finish() {
+	if a.work != nil {
+		close(a.work)
+		a.wg.Wait()
+	}
+	a.finishDirs()
+}
