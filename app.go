@@ -126,4 +126,3 @@ func handleSignals() (stop func()) {
 		close(done)
 	}
 }
-
