@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A sample is one timed run of a tool.
+type sample struct {
+	wall, user, sys time.Duration
+	maxRSS          int64 // bytes
+}
+
+// toolResult is what a scenario measured of one tool.
+type toolResult struct {
+	tool      tool
+	samples   []sample
+	dstBlocks int64    // st_blocks of its first copy
+	debug     []string // fastcp's --debug decisions, from an untimed run
+}
+
+func (tr *toolResult) walls() []time.Duration {
+	var ds []time.Duration
+	for _, s := range tr.samples {
+		ds = append(ds, s.wall)
+	}
+	return ds
+}
+
+func (tr *toolResult) total() time.Duration {
+	var t time.Duration
+	for _, s := range tr.samples {
+		t += s.wall
+	}
+	return t
+}
+
+func (tr *toolResult) median() time.Duration { return median(tr.walls()) }
+
+func (tr *toolResult) peakRSS() int64 {
+	var m int64
+	for _, s := range tr.samples {
+		m = max(m, s.maxRSS)
+	}
+	return m
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// result is one scenario's measurements; err is set when it could not
+// finish (a tool failed, a copy was wrong, a fixture could not be made).
+type result struct {
+	sc        *scenario
+	tools     []*toolResult
+	srcBlocks int64
+	rssFloor  int64 // the largest peak RSS of /bin/true, see lowerRSSFloor
+	err       error
+}
+
+func (r *result) tool(name string) *toolResult {
+	for _, tr := range r.tools {
+		if tr.tool.name == name {
+			return tr
+		}
+	}
+	return nil
+}
+
+func runScenario(ctx context.Context, ws *workspace, sc *scenario, o options) *result {
+	r := &result{sc: sc}
+	for _, t := range sc.tools {
+		r.tools = append(r.tools, &toolResult{tool: t})
+	}
+	r.err = r.run(ctx, ws, o)
+	if ctx.Err() != nil {
+		r.err = context.Cause(ctx)
+	}
+	return r
+}
+
+// run times the tools in turns: every round runs each tool once, removing
+// the destination (untimed) before each run. The first copy of every tool
+// is compared with the source.
+func (r *result) run(ctx context.Context, ws *workspace, o options) error {
+	src, err := ws.source(ctx, r.sc.srcFS, r.sc.source)
+	if err != nil {
+		return err
+	}
+	dstFS, err := ws.dir(r.sc.dstFS)
+	if err != nil {
+		return err
+	}
+	dstDir, err := os.MkdirTemp(dstFS, r.sc.id+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dstDir)
+	dst := filepath.Join(dstDir, "dst")
+	if r.srcBlocks, err = diskUsage(src); err != nil {
+		return err
+	}
+	if err := warm(src); err != nil {
+		return fmt.Errorf("reading the source: %w", err)
+	}
+
+	// What fastcp decided, from one untimed --debug run per fastcp tool.
+	for _, tr := range r.tools {
+		if tr.tool.argv[0] != "{fastcp}" {
+			continue
+		}
+		argv := slices.Insert(slices.Clone(tr.tool.argv), 1, "--debug")
+		_, out, err := timeRun(ctx, ws.expand(argv, src, dst))
+		if err != nil {
+			return fmt.Errorf("%s --debug: %w", tr.tool.name, err)
+		}
+		tr.debug = debugLines(out)
+		if err := clearDir(dstDir); err != nil {
+			return err
+		}
+	}
+
+	for round := range o.runs {
+		floor, err := rssFloor(ctx)
+		if err != nil {
+			return err
+		}
+		r.rssFloor = max(r.rssFloor, floor)
+		for _, tr := range r.tools {
+			if round > 0 && tr.total() >= o.budget {
+				continue
+			}
+			if err := clearDir(dstDir); err != nil {
+				return err
+			}
+			s, _, err := timeRun(ctx, ws.expand(tr.tool.argv, src, dst))
+			if err != nil {
+				return fmt.Errorf("%s: %w", tr.tool.name, err)
+			}
+			tr.samples = append(tr.samples, s)
+			if round > 0 {
+				continue
+			}
+			if err := sameTree(src, dst); err != nil {
+				return fmt.Errorf("%s copied wrongly: %w", tr.tool.name, err)
+			}
+			if left, err := names(dstDir); err != nil || len(left) != 1 {
+				return fmt.Errorf("%s left %q in the destination directory (want only dst): %v", tr.tool.name, left, err)
+			}
+			if tr.dstBlocks, err = diskUsage(dst); err != nil {
+				return err
+			}
+		}
+	}
+	return clearDir(dstDir)
+}
+
+// clearDir empties dir and writes its filesystem back (syncfs), so that
+// every run starts without the previous run's dirty pages.
+func clearDir(dir string) error {
+	ns, err := names(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			return err
+		}
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// timeRun runs argv and measures it: wall-clock time from fork to exit, and
+// the child's user and system CPU and peak RSS from wait4's rusage. It
+// returns the child's stdout. A non-zero exit is an error quoting stderr.
+func timeRun(ctx context.Context, argv []string) (sample, string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	lowerRSSFloor()
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return sample{
+		wall:   wall,
+		user:   time.Duration(ru.Utime.Nano()),
+		sys:    time.Duration(ru.Stime.Nano()),
+		maxRSS: ru.Maxrss << 10, // KiB on Linux
+	}, stdout.String(), nil
+}
+
+// lowerRSSFloor makes this process as small as it can before it starts a
+// child. Go starts children with vfork (CLONE_VM), and execve records the
+// peak RSS of the memory it leaves, this process's, in the child's
+// ru_maxrss: the child's peak RSS reads at least this process's. Giving
+// memory back and resetting the peak (clear_refs 5, Linux 4.0) keeps that
+// floor at the harness's few MiB; rssFloor measures it.
+func lowerRSSFloor() {
+	debug.FreeOSMemory()
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // best effort: the floor is measured anyway
+}
+
+// rssFloor is the peak RSS a child that uses next to nothing reports.
+func rssFloor(ctx context.Context) (int64, error) {
+	s, _, err := timeRun(ctx, []string{"/bin/true"})
+	return s.maxRSS, err
+}
+
+// debugLines keeps the lines of fastcp --debug that say what it decided.
+func debugLines(out string) []string {
+	var keep []string
+	for line := range strings.Lines(out) {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"copy offload:", "strategy:", "fallback:", "sparse:"} {
+			if strings.HasPrefix(line, p) && !slices.Contains(keep, line) && len(keep) < 6 {
+				keep = append(keep, line)
+			}
+		}
+	}
+	return keep
+}

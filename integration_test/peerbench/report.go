@@ -1,0 +1,303 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type verdict int
+
+const (
+	info   verdict = iota // a number to read, no target
+	met                   // MET
+	missed                // MISSED
+	noData                // a tool did not run
+)
+
+func (v verdict) String() string {
+	return [...]string{"-", "MET", "MISSED", "n/a"}[v]
+}
+
+// A target is one line under a scenario's table: what is compared, the
+// value measured and whether it meets the project's goal.
+type target struct {
+	desc string
+	eval func(r *result) (value string, v verdict)
+}
+
+// both returns the two tools' results, or false when either has no runs.
+func both(r *result, a, b string) (*toolResult, *toolResult, bool) {
+	ta, tb := r.tool(a), r.tool(b)
+	ok := ta != nil && tb != nil && len(ta.samples) > 0 && len(tb.samples) > 0
+	return ta, tb, ok
+}
+
+func quotient(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// ratio shows a's median over b's, with no target.
+func ratio(a, b string) target {
+	return target{
+		desc: fmt.Sprintf("%s / %s", a, b),
+		eval: func(r *result) (string, verdict) {
+			ta, tb, ok := both(r, a, b)
+			if !ok {
+				return "", noData
+			}
+			return fmt.Sprintf("%.2fx", quotient(ta.median(), tb.median())), info
+		},
+	}
+}
+
+// ratioAtMost: a's median is at most limit times b's.
+func ratioAtMost(a, b string, limit float64) target {
+	return target{
+		desc: fmt.Sprintf("%s / %s <= %.2fx", a, b, limit),
+		eval: func(r *result) (string, verdict) {
+			ta, tb, ok := both(r, a, b)
+			if !ok {
+				return "", noData
+			}
+			q := quotient(ta.median(), tb.median())
+			return fmt.Sprintf("%.2fx", q), check(q <= limit)
+		},
+	}
+}
+
+// speedupAtLeast: a is at least factor times faster than b (median).
+func speedupAtLeast(a, b string, factor float64) target {
+	return target{
+		desc: fmt.Sprintf("%s / %s >= %gx (%s %gx faster)", b, a, factor, a, factor),
+		eval: func(r *result) (string, verdict) {
+			ta, tb, ok := both(r, a, b)
+			if !ok {
+				return "", noData
+			}
+			q := quotient(tb.median(), ta.median())
+			return fmt.Sprintf("%.1fx", q), check(q >= factor)
+		},
+	}
+}
+
+// medianUnder: a's median wall time is below limit.
+func medianUnder(a string, limit time.Duration) target {
+	return target{
+		desc: fmt.Sprintf("%s median < %v", a, limit),
+		eval: func(r *result) (string, verdict) {
+			ta := r.tool(a)
+			if ta == nil || len(ta.samples) == 0 {
+				return "", noData
+			}
+			return fmtDur(ta.median()), check(ta.median() < limit)
+		},
+	}
+}
+
+// peakRSSAtMost: a's peak RSS over all its runs is at most limit bytes.
+func peakRSSAtMost(a string, limit int64) target {
+	return target{
+		desc: fmt.Sprintf("%s peak RSS <= %s", a, humanSize(limit)),
+		eval: func(r *result) (string, verdict) {
+			ta := r.tool(a)
+			if ta == nil || len(ta.samples) == 0 {
+				return "", noData
+			}
+			return fmtRSS(ta.peakRSS(), r.rssFloor), check(ta.peakRSS() <= limit)
+		},
+	}
+}
+
+// blocksAtMostSource: a's copy takes no more space than the source.
+func blocksAtMostSource(a string) target {
+	return target{
+		desc: fmt.Sprintf("%s copy st_blocks <= source's", a),
+		eval: func(r *result) (string, verdict) {
+			ta := r.tool(a)
+			if ta == nil || len(ta.samples) == 0 {
+				return "", noData
+			}
+			return fmt.Sprintf("%d <= %d", ta.dstBlocks, r.srcBlocks), check(ta.dstBlocks <= r.srcBlocks)
+		},
+	}
+}
+
+func check(ok bool) verdict {
+	if ok {
+		return met
+	}
+	return missed
+}
+
+// print writes the scenario's table, fastcp's decisions, the notes and the
+// targets.
+func (r *result) print(w io.Writer) {
+	fmt.Fprintf(w, "\n== %s: %s\n", r.sc.id, r.sc.title)
+	var best time.Duration
+	for _, tr := range r.tools {
+		if m := tr.median(); len(tr.samples) > 0 && (best == 0 || m < best) {
+			best = m
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "tool\tmedian\tmin-max\tx best\tuser\tsys\tpeak RSS\truns\t")
+	for _, tr := range r.tools {
+		if len(tr.samples) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t0\t\n", tr.tool.name)
+			continue
+		}
+		walls := tr.walls()
+		var users, syss []time.Duration
+		for _, s := range tr.samples {
+			users = append(users, s.user)
+			syss = append(syss, s.sys)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s-%s\t%.2f\t%s\t%s\t%s\t%d\t\n",
+			tr.tool.name, fmtDur(median(walls)), fmtDur(minDur(walls)), fmtDur(maxDur(walls)),
+			quotient(median(walls), best), fmtDur(median(users)), fmtDur(median(syss)),
+			fmtRSS(tr.peakRSS(), r.rssFloor), len(tr.samples))
+	}
+	tw.Flush()
+	for _, tr := range r.tools {
+		for _, line := range tr.debug {
+			fmt.Fprintf(w, "  %s --debug: %s\n", tr.tool.name, line)
+		}
+	}
+	if r.rssFloor > 0 {
+		fmt.Fprintf(w, "  peak RSS floor %s: a child of this harness reports at least that (vfork), so <= floor means at most that\n", fmtMiB(r.rssFloor))
+	}
+	if r.sc.showBlocks {
+		parts := []string{fmt.Sprintf("source %d", r.srcBlocks)}
+		for _, tr := range r.tools {
+			if len(tr.samples) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", tr.tool.name, tr.dstBlocks))
+			}
+		}
+		fmt.Fprintf(w, "  st_blocks (512 B): %s\n", strings.Join(parts, ", "))
+	}
+	if r.sc.notes != nil && r.err == nil {
+		for _, n := range r.sc.notes(r) {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	if r.err != nil {
+		word := "FAILED"
+		if errors.Is(r.err, errSkipped) {
+			word = "SKIPPED"
+		}
+		fmt.Fprintf(w, "  %s: %v\n", word, r.err)
+	}
+	if len(r.sc.targets) > 0 {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  target\tvalue\tresult\t")
+		for _, t := range r.sc.targets {
+			v, res := t.eval(r)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", t.desc, v, res)
+		}
+		tw.Flush()
+	}
+}
+
+// printSummary lists every target with a verdict, and every failure.
+func printSummary(w io.Writer, results []*result) {
+	fmt.Fprintf(w, "\n== summary\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	nmet, nmissed := 0, 0
+	for _, r := range results {
+		for _, t := range r.sc.targets {
+			v, res := t.eval(r)
+			if res == info {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.sc.id, t.desc, v, res)
+			switch res {
+			case met:
+				nmet++
+			case missed:
+				nmissed++
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d targets met, %d missed\n", nmet, nmissed)
+	for _, r := range results {
+		if r.err != nil && !errors.Is(r.err, errSkipped) {
+			fmt.Fprintf(w, "FAILED %s: %v\n", r.sc.id, r.err)
+		}
+	}
+}
+
+func minDur(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = min(m, d)
+	}
+	return m
+}
+
+func maxDur(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+// fmtDur prints a duration with about four significant digits.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+func fmtMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// fmtRSS prints a peak RSS, as "<= floor" when it does not exceed the floor
+// (see lowerRSSFloor).
+func fmtRSS(b, floor int64) string {
+	if b <= floor {
+		return "<= " + fmtMiB(floor)
+	}
+	return fmtMiB(b)
+}
+
+// humanSize prints a byte count with the largest binary unit that divides it.
+func humanSize(n int64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// parseSize reads 1G, 512M, 64K (powers of 1024) or a byte count.
+func parseSize(s string) (int64, error) {
+	shift := 0
+	switch {
+	case strings.HasSuffix(s, "K"):
+		shift = 10
+	case strings.HasSuffix(s, "M"):
+		shift = 20
+	case strings.HasSuffix(s, "G"):
+		shift = 30
+	}
+	if shift > 0 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)>>shift {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n << shift, nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A scenario is one row group of the report: a source on one filesystem,
+// copied by every tool onto a destination on another (or the same) one.
+// To add one, append to defaultScenarios or sweepScenarios; a new kind of
+// source is a source value (see sources.go), a new filesystem a kind that
+// workspace.dir knows.
+type scenario struct {
+	id, title    string
+	srcFS, dstFS string // rootFS, "tmpfs", "xfs" or "btrfs"; the same kind is the same mount
+	source       source
+	tools        []tool
+	targets      []target
+	showBlocks   bool                     // print the st_blocks of the source and of every copy
+	notes        func(r *result) []string // extra lines under the table
+}
+
+// A tool is one command line timed in a scenario. In argv, {src} and {dst}
+// are replaced by the paths and {fastcp}, {iocopy}, {cp}, {dd} by the
+// binaries, also inside a word ("if={src}") and in sh -c scripts' operands.
+type tool struct {
+	name string
+	argv []string
+}
+
+// fastcpTool is fastcp with args before the operands, named by its options.
+func fastcpTool(args ...string) tool {
+	return namedFastcp(strings.TrimSpace("fastcp "+strings.Join(args, " ")), args...)
+}
+
+func namedFastcp(name string, args ...string) tool {
+	argv := append([]string{"{fastcp}"}, args...)
+	return tool{name: name, argv: append(argv, "{src}", "{dst}")}
+}
+
+var (
+	cpTool     = tool{name: "cp", argv: []string{"{cp}", "{src}", "{dst}"}}
+	iocopyTool = tool{name: "iocopy", argv: []string{"{iocopy}", "{src}", "{dst}"}}
+	// Durability peers, for --sync scenarios:
+	cpSyncTool = tool{name: "cp && sync", argv: []string{"sh", "-c", `"$0" -- "$1" "$2" && sync`, "{cp}", "{src}", "{dst}"}}
+	ddSyncTool = tool{name: "dd conv=fdatasync", argv: []string{"{dd}", "if={src}", "of={dst}", "bs=1M", "conv=fdatasync", "status=none"}}
+)
+
+// rootFS is the filesystem of the workspace directory itself (ext4 on the
+// VM this was written for).
+const rootFS = "ext4"
+
+// maxRSS is the project's ceiling on fastcp's peak resident set.
+const maxRSS = 32 << 20
+
+// The peer comparison: `make bench`.
+func defaultScenarios(size int64) []*scenario {
+	random := randomFile(size)
+	sz := humanSize(size)
+	return []*scenario{
+		{
+			id:     "ext4-ext4",
+			title:  fmt.Sprintf("ext4 -> ext4, %s random file, warm cache", sz),
+			srcFS:  rootFS,
+			dstFS:  rootFS,
+			source: random,
+			tools:  []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{
+				ratioAtMost("fastcp", "cp", 1.05),
+				ratioAtMost("fastcp", "iocopy", 1.05),
+				peakRSSAtMost("fastcp", maxRSS),
+			},
+		},
+		{
+			id:     "ext4-tmpfs",
+			title:  fmt.Sprintf("ext4 -> tmpfs, %s random file, warm cache", sz),
+			srcFS:  rootFS,
+			dstFS:  "tmpfs",
+			source: random,
+			tools:  []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{
+				ratioAtMost("fastcp", "cp", 0.92),
+				ratioAtMost("fastcp", "iocopy", 0.85),
+				peakRSSAtMost("fastcp", maxRSS),
+			},
+		},
+		{
+			id:     "xfs-xfs",
+			title:  fmt.Sprintf("xfs -> same xfs (reflink), %s random file, warm cache", sz),
+			srcFS:  "xfs",
+			dstFS:  "xfs",
+			source: random,
+			tools:  []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{
+				medianUnder("fastcp", 50*time.Millisecond),
+				ratio("fastcp", "cp"),
+				peakRSSAtMost("fastcp", maxRSS),
+			},
+			showBlocks: true,
+		},
+		{
+			id:     "btrfs-btrfs",
+			title:  fmt.Sprintf("btrfs -> same btrfs (reflink), %s random file, warm cache", sz),
+			srcFS:  "btrfs",
+			dstFS:  "btrfs",
+			source: random,
+			tools:  []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{
+				medianUnder("fastcp", 50*time.Millisecond),
+				ratio("fastcp", "cp"),
+				peakRSSAtMost("fastcp", maxRSS),
+			},
+			showBlocks: true,
+		},
+		{
+			id:     "sparse-ext4",
+			title:  "ext4 -> ext4, 8 GiB sparse file with 64 MiB of data (64 extents of 1 MiB), warm cache",
+			srcFS:  rootFS,
+			dstFS:  rootFS,
+			source: sparseFile(8<<30, 64, 1<<20),
+			tools:  []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{
+				ratioAtMost("fastcp", "cp", 1.1),
+				speedupAtLeast("fastcp", "iocopy", 5),
+				blocksAtMostSource("fastcp"),
+				peakRSSAtMost("fastcp", maxRSS),
+			},
+			showBlocks: true,
+		},
+	}
+}
+
+// sweepBuffers are the rw buffer sizes the sweep times.
+var sweepBuffers = []string{"128K", "256K", "512K", "1M", "2M", "4M", "8M"}
+
+// The sweep (-sweep): how the project picks its default rw buffer, and how
+// the kernel-side strategies compare with it.
+func sweepScenarios(size int64) []*scenario {
+	rw := func() []tool {
+		tools := []tool{namedFastcp("rw default", "--strategy=rw")}
+		for _, b := range sweepBuffers {
+			tools = append(tools, namedFastcp("rw "+b, "--strategy=rw", "--buffer-size="+b))
+		}
+		return tools
+	}
+	random := randomFile(size)
+	sz := humanSize(size)
+	return []*scenario{
+		{
+			id:     "sweep-ext4-tmpfs",
+			title:  fmt.Sprintf("sweep: ext4 -> tmpfs, %s random file, warm cache", sz),
+			srcFS:  rootFS,
+			dstFS:  "tmpfs",
+			source: random,
+			tools: append(rw(),
+				namedFastcp("sendfile", "--strategy=sendfile"),
+				namedFastcp("splice", "--strategy=splice"),
+				cpTool),
+			targets: []target{ratio("sendfile", "cp"), ratio("splice", "cp"), ratio("sendfile", "splice")},
+			notes:   bufferNotes,
+		},
+		{
+			id:     "sweep-ext4-ext4",
+			title:  fmt.Sprintf("sweep: ext4 -> ext4, %s random file, warm cache", sz),
+			srcFS:  rootFS,
+			dstFS:  rootFS,
+			source: random,
+			tools: append(rw(),
+				namedFastcp("copy_file_range", "--strategy=copy_file_range"),
+				cpTool),
+			targets: []target{ratio("copy_file_range", "cp")},
+			notes:   bufferNotes,
+		},
+	}
+}
+
+// bufferNotes ranks the rw buffer sizes of a sweep and names the smallest
+// one within 3% of the fastest.
+func bufferNotes(r *result) []string {
+	type row struct {
+		name   string
+		median time.Duration
+	}
+	var rows []row
+	for _, tr := range r.tools {
+		if strings.HasPrefix(tr.tool.name, "rw ") && tr.tool.name != "rw default" && len(tr.samples) > 0 {
+			rows = append(rows, row{tr.tool.name, tr.median()})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	best := rows[0]
+	for _, x := range rows {
+		if x.median < best.median {
+			best = x
+		}
+	}
+	var near []string
+	smallest := ""
+	for _, x := range rows { // in increasing buffer size
+		if float64(x.median) <= 1.03*float64(best.median) {
+			near = append(near, strings.TrimPrefix(x.name, "rw "))
+			if smallest == "" {
+				smallest = x.name
+			}
+		}
+	}
+	sorted := append([]row(nil), rows...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].median < sorted[j].median })
+	var order []string
+	for _, x := range sorted {
+		order = append(order, strings.TrimPrefix(x.name, "rw "))
+	}
+	return []string{
+		"rw buffers, fastest first: " + strings.Join(order, " < "),
+		fmt.Sprintf("within 3%% of the fastest (%s, %s): %s; smallest: %s",
+			best.name, fmtDur(best.median), strings.Join(near, ", "), smallest),
+	}
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"fastcp/integration_test/fsfixture"
+
+	"golang.org/x/sys/unix"
+)
+
+// errSkipped marks a scenario that cannot run here (not root): reported,
+// not a failure.
+var errSkipped = errors.New("skipped")
+
+// loopImageSize is the size of the xfs and btrfs images: room for a source
+// and a full (non-shared) copy of it. The images are sparse.
+const loopImageSize = 4 << 30
+
+// tmpfsSize is the size of the tmpfs destination.
+const tmpfsSize = 3 << 30
+
+// A workspace is the one directory the harness writes in, the filesystems
+// it mounted there, the source files it made (kept for the scenarios that
+// share them) and the binaries it times.
+type workspace struct {
+	root         string
+	fastcpOrigin string            // the binary bins["{fastcp}"] is a copy of
+	bins         map[string]string // "{fastcp}" -> path, ...
+	mounts       map[string]*fsfixture.FS
+	sources      map[string]string // kind + "/" + source.name -> path
+}
+
+func newWorkspace(ctx context.Context, parent, fastcp string) (*workspace, error) {
+	bins := map[string]string{"{cp}": "/usr/bin/cp", "{dd}": "/usr/bin/dd"}
+	if fastcp == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return nil, err
+		}
+		fastcp = filepath.Join(root, "fastcp")
+	}
+	fastcp, err := filepath.Abs(fastcp)
+	if err != nil {
+		return nil, err
+	}
+	bins["{fastcp}"] = fastcp
+	for _, p := range bins {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%v (run `make build` for ./fastcp)", err)
+		}
+	}
+	root, err := os.MkdirTemp(parent, "fastcp-bench-")
+	if err != nil {
+		return nil, err
+	}
+	ws := &workspace{root: root, bins: bins, mounts: map[string]*fsfixture.FS{}, sources: map[string]string{}}
+	if err := os.Mkdir(filepath.Join(root, rootFS), 0o755); err != nil {
+		return ws, err
+	}
+	// Time a copy of the binary, so that a rebuild during the run (make
+	// build in another shell) cannot change what is measured halfway.
+	ws.fastcpOrigin = fastcp
+	bins["{fastcp}"] = filepath.Join(root, "fastcp")
+	if out, err := exec.Command("cp", fastcp, bins["{fastcp}"]).CombinedOutput(); err != nil {
+		return ws, fmt.Errorf("cp %s: %v: %s", fastcp, err, out)
+	}
+	iocopy := filepath.Join(root, "iocopy")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", iocopy, "fastcp/integration_test/iocopy")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return ws, fmt.Errorf("go build iocopy: %v\n%s", err, out)
+	}
+	bins["{iocopy}"] = iocopy
+	return ws, nil
+}
+
+// repoRoot is the directory of the go.mod of module fastcp, at or above the
+// working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module fastcp\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the fastcp repository: run from it, or give -fastcp")
+		}
+		dir = parent
+	}
+}
+
+// close unmounts what the workspace mounted and removes all it made.
+func (ws *workspace) close() {
+	for _, fs := range ws.mounts {
+		if err := fs.Unmount(); err != nil {
+			fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
+		}
+	}
+	if err := os.RemoveAll(ws.root); err != nil {
+		fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
+	}
+}
+
+// dir is a directory on a filesystem of the kind: the workspace itself for
+// rootFS, else a filesystem mounted on first use.
+func (ws *workspace) dir(kind string) (string, error) {
+	if kind == rootFS {
+		return filepath.Join(ws.root, rootFS), nil
+	}
+	if fs := ws.mounts[kind]; fs != nil {
+		return fs.Dir, nil
+	}
+	if !fsfixture.IsRoot() {
+		return "", fmt.Errorf("%w: mounting %s needs root", errSkipped, kind)
+	}
+	size := int64(loopImageSize)
+	if kind == "tmpfs" {
+		size = tmpfsSize
+	}
+	fs, err := fsfixture.Mount(ws.root, kind, size)
+	if err != nil {
+		return "", err
+	}
+	ws.mounts[kind] = fs
+	return fs.Dir, nil
+}
+
+// source is the path of src made on a filesystem of the kind, made on first
+// use and written back to disk so that no writeback of it runs during the
+// timed copies.
+func (ws *workspace) source(ctx context.Context, kind string, src source) (string, error) {
+	key := kind + "/" + src.name
+	if p, ok := ws.sources[key]; ok {
+		return p, nil
+	}
+	dir, err := ws.dir(kind)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "src-"+src.name)
+	if err := src.make(ctx, p); err != nil {
+		os.RemoveAll(p)
+		return "", fmt.Errorf("making source %s: %w", p, err)
+	}
+	unix.Sync()
+	ws.sources[key] = p
+	return p, nil
+}
+
+// expand substitutes the binaries and paths into argv.
+func (ws *workspace) expand(argv []string, src, dst string) []string {
+	pairs := []string{"{src}", src, "{dst}", dst}
+	for k, v := range ws.bins {
+		pairs = append(pairs, k, v)
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// printHeader says what is compared on what.
+func (ws *workspace) printHeader(w io.Writer, runs int) {
+	first := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).Output()
+		if err != nil {
+			return fmt.Sprintf("%s: %v", name, err)
+		}
+		line, _, _ := strings.Cut(string(out), "\n")
+		return line
+	}
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	fsType := "?"
+	var st unix.Statfs_t
+	if err := unix.Statfs(ws.root, &st); err == nil {
+		fsType = fsName(st.Type)
+	}
+	fmt.Fprintf(w, "peerbench: %s (%s) vs %s, %s, iocopy (io.Copy, %s)\n",
+		first(ws.bins["{fastcp}"], "--version"), ws.fastcpOrigin,
+		first(ws.bins["{cp}"], "--version"), first(ws.bins["{dd}"], "--version"), runtime.Version())
+	fmt.Fprintf(w, "linux %s, %d CPUs; workspace %s (%s); %d timed runs per tool, taking turns; wall-clock medians\n",
+		unix.ByteSliceToString(uts.Release[:]), runtime.NumCPU(), ws.root, fsType, runs)
+	if fsType != rootFS {
+		fmt.Fprintf(w, "note: the workspace is on %s, not %s: the %q scenarios run there\n", fsType, rootFS, rootFS)
+	}
+}
+
+func fsName(magic int64) string {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext4"
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.TMPFS_MAGIC:
+		return "tmpfs"
+	}
+	return fmt.Sprintf("fs magic %#x", magic)
+}
