@@ -88,3 +88,21 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	}
 	return fs
 }
+
+// FlagNames lists every option as the user types it ("--sync", "-R"),
+// for the tests that check --help and the manual page name them all.
+func FlagNames(fs *pflag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if len(f.Name) > 1 {
+			names = append(names, "--"+f.Name)
+		}
+		if f.Shorthand != "" {
+			names = append(names, "-"+f.Shorthand)
+		}
+	})
+	return names
+}
+
+// AllFlagNames is FlagNames of fastcp's flag set.
+func AllFlagNames() []string { return FlagNames(newFlagSet(&Options{})) }

@@ -3,6 +3,7 @@ package flags
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -62,7 +63,10 @@ func (v *sizeValue[T]) Type() string   { return "SIZE" }
 
 func (v *sizeValue[T]) Set(s string) error {
 	n, err := ParseSize(s)
-	if err == nil && (n < v.min || n > v.max) {
+	switch {
+	case err == nil && n < v.min && v.max == math.MaxInt64:
+		err = fmt.Errorf("must be at least %s", FormatSize(v.min))
+	case err == nil && (n < v.min || n > v.max):
 		err = fmt.Errorf("out of range: %s to %s", FormatSize(v.min), FormatSize(v.max))
 	}
 	if err != nil {
@@ -75,37 +79,21 @@ func (v *sizeValue[T]) Set(s string) error {
 	return nil
 }
 
-// ParseSize parses "4096", "256K", "1M", "2GiB", "1t".
+// ParseSize parses "4096", "256K", "1M", "2GiB", "1t", "512B".
 func ParseSize(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(s, "B"), "i")
-	if t == "" {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
 		return 0, fmt.Errorf("not a size")
 	}
-	shift := 0
-	switch t[len(t)-1] {
-	case 'k', 'K':
-		shift = 10
-	case 'm', 'M':
-		shift = 20
-	case 'g', 'G':
-		shift = 30
-	case 't', 'T':
-		shift = 40
-	}
-	if shift > 0 {
-		t = t[:len(t)-1]
-	} else if t != s && !strings.HasSuffix(s, "B") {
-		return 0, fmt.Errorf("not a size")
-	}
-	if t == "" || strings.IndexFunc(t, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-		return 0, fmt.Errorf("not a size")
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
+	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[strings.ToLower(m[2])]
+	n, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil || n > math.MaxInt64>>shift {
 		return 0, fmt.Errorf("too large")
 	}
 	return n << shift, nil
 }
+
+var sizeRE = regexp.MustCompile(`^([0-9]+)(?:([KMGTkmgt])(?:i?B)?|B)?$`)
 
 // FormatSize prints n bytes with the largest exact binary suffix.
 func FormatSize(n int64) string {
