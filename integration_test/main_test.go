@@ -1,0 +1,244 @@
+// Package integration_test runs the built fastcp binary the way users do:
+// on real ext4, xfs, btrfs and tmpfs mounts, with FIFOs, /proc files,
+// devices, symlinks and signals, and asserts exit status, messages, bytes
+// and what must not exist afterwards.
+//
+// TestMain builds the binary once. As root it also mounts one loop ext4,
+// xfs and btrfs image and one tmpfs for the whole package. So that the
+// mounts are removed even when a test panics (a panic in a test goroutine
+// ends the process without running TestMain's defers), the test binary
+// runs twice: a parent that builds, mounts, starts itself again as the
+// child that runs the tests, and cleans up whatever happened to the child.
+package integration_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"fastcp/integration_test/fsfixture"
+)
+
+// stateEnv carries the parent's setup (as JSON) to the child that runs the tests.
+const stateEnv = "FASTCP_IT_STATE"
+
+// tempPrefix names the package's scratch directory: fastcp-it-PID-XXXX.
+const tempPrefix = "fastcp-it-"
+
+// Sizes of the package-wide filesystems. The images are sparse files on
+// the root filesystem: they cost only what the tests write.
+var mountSizes = map[string]int64{
+	"ext4":  1 << 30,
+	"xfs":   1 << 30,
+	"btrfs": 1 << 30,
+	"tmpfs": 512 << 20,
+}
+
+// state is what the child needs from the parent.
+type state struct {
+	Bin      string            // the built fastcp
+	Root     string            // the scratch directory
+	Mounts   map[string]string // kind -> mount point
+	MountErr map[string]string // kind -> why mounting failed (as root)
+}
+
+// setup is the child's copy of the parent's state.
+var setup state
+
+func TestMain(m *testing.M) {
+	if s := os.Getenv(stateEnv); s != "" {
+		if err := json.Unmarshal([]byte(s), &setup); err != nil {
+			fmt.Fprintf(os.Stderr, "integration_test: bad %s: %v\n", stateEnv, err)
+			os.Exit(2)
+		}
+		os.Exit(m.Run())
+	}
+	os.Exit(parent())
+}
+
+// parent builds fastcp, mounts the filesystems, runs the tests in a child
+// process and removes everything afterwards, whatever the child did.
+func parent() int {
+	sweepStale()
+	root, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tempPrefix, os.Getpid()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test:", err)
+		return 1
+	}
+	defer cleanupRoot(root)
+
+	st := state{Root: root, Bin: filepath.Join(root, "fastcp"), Mounts: map[string]string{}, MountErr: map[string]string{}}
+	if err := build(st.Bin); err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test: building fastcp:", err)
+		return 1
+	}
+	if fsfixture.IsRoot() {
+		for _, kind := range fsfixture.Kinds {
+			fs, err := fsfixture.Mount(root, kind, mountSizes[kind])
+			if err != nil {
+				st.MountErr[kind] = err.Error()
+				fmt.Fprintf(os.Stderr, "integration_test: mounting %s: %v\n", kind, err)
+				continue
+			}
+			defer fs.Unmount()
+			st.Mounts[kind] = fs.Dir
+		}
+	}
+	tmp := filepath.Join(root, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test:", err)
+		return 1
+	}
+	js, err := json.Marshal(st)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test:", err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test:", err)
+		return 1
+	}
+	child := exec.Command(self, os.Args[1:]...)
+	// t.TempDir() lands under root, so that cleanupRoot also finds bind
+	// mounts a crashed test left behind.
+	child.Env = append(os.Environ(), stateEnv+"="+string(js), "TMPDIR="+tmp)
+	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := child.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "integration_test:", err)
+		return 1
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				child.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = child.Wait()
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "integration_test:", err)
+	return 1
+}
+
+// build compiles fastcp from the module root (the parent of this package's
+// directory, which is the test's working directory).
+func build(out string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		if _, serr := os.Stat(goBin); serr != nil {
+			goBin = "/usr/local/go/bin/go"
+		}
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, ".")
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, b)
+	}
+	return nil
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var mps []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(fields[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			mps = append(mps, mp)
+		}
+	}
+	sort.Slice(mps, func(i, j int) bool { return len(mps[i]) > len(mps[j]) })
+	return mps
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space) of mountinfo.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cleanupRoot unmounts whatever is still mounted under root (bind mounts or
+// small tmpfs mounts of a test that crashed, then the package's own) and
+// removes it.
+func cleanupRoot(root string) {
+	for _, mp := range mountsUnder(root) {
+		if err := exec.Command("umount", mp).Run(); err != nil {
+			exec.Command("umount", "-l", mp).Run()
+		}
+	}
+	os.RemoveAll(root)
+}
+
+// sweepStale removes the scratch directories (and their mounts) of earlier
+// runs whose process is gone: a run killed with SIGKILL cleans up nothing.
+func sweepStale() {
+	if !fsfixture.IsRoot() {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, dir := range matches {
+		rest := strings.TrimPrefix(filepath.Base(dir), tempPrefix)
+		pidText, _, ok := strings.Cut(rest, "-")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			continue // still running (or not ours to judge)
+		}
+		cleanupRoot(dir)
+	}
+}
