@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fastcp/copier"
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+func runFastcp(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run("fastcp", args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// failingCopy writes half of the source into the destination, as a real
+// copy would before the disk fails, then fails with err.
+func failingCopy(err error) func(dst, src *os.File, o copier.Options) (copier.Result, error) {
+	return func(dst, src *os.File, o copier.Options) (copier.Result, error) {
+		b, _ := os.ReadFile(src.Name())
+		dst.Write(b[:len(b)/2])
+		return copier.Result{}, err
+	}
+}
+
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, durability.TempPrefix+"*"))
+	return m
+}
+
+func TestFailureAfterProgressLeavesDestAsItWas(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&copier.Error{Strategy: copier.RW, Side: copier.SideWrite, Err: os.NewSyscallError("pwrite64", unix.ENOSPC)},
+			"fastcp: error writing 'DST': No space left on device\n"},
+		{&copier.Error{Strategy: copier.RW, Side: copier.SideRead, Err: os.NewSyscallError("pread64", unix.EIO)},
+			"fastcp: error reading 'SRC': Input/output error\n"},
+		{&copier.Error{Strategy: copier.CopyFileRange, Side: copier.SideBoth, Err: os.NewSyscallError("copy_file_range", unix.EIO)},
+			"fastcp: error copying 'SRC' to 'DST': Input/output error\n"},
+		{&copier.Error{Strategy: copier.Sendfile, Side: copier.SideBoth, Refused: true, Err: os.NewSyscallError("sendfile", unix.EINVAL)},
+			"fastcp: cannot copy 'SRC' to 'DST' with --strategy=sendfile: sendfile: EINVAL (Invalid argument)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+			os.WriteFile(src, bytes.Repeat([]byte("new data "), 10000), 0o644)
+			os.WriteFile(dst, []byte("the old destination\n"), 0o640)
+			old := copyData
+			copyData = failingCopy(tt.err)
+			defer func() { copyData = old }()
+			code, stdout, stderr := runFastcp(t, "--strategy=sendfile", src, dst)
+			want := strings.NewReplacer("SRC", src, "DST", dst).Replace(tt.want)
+			if code != 1 || stderr != want || stdout != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want 1 and %q", code, stderr, stdout, want)
+			}
+			if b, _ := os.ReadFile(dst); string(b) != "the old destination\n" {
+				t.Errorf("DEST changed: %q", b)
+			}
+			if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o640 {
+				t.Errorf("DEST mode changed: %v", fi.Mode())
+			}
+			if l := leftovers(t, dir); len(l) != 0 {
+				t.Errorf("temporary files left: %v", l)
+			}
+			// A new DEST is not created at all.
+			nd := filepath.Join(dir, "new")
+			if code, _, _ := runFastcp(t, src, nd); code != 1 {
+				t.Errorf("exit %d", code)
+			}
+			if _, err := os.Lstat(nd); !os.IsNotExist(err) {
+				t.Errorf("a failed copy created DEST: %v", err)
+			}
+			if l := leftovers(t, dir); len(l) != 0 {
+				t.Errorf("temporary files left: %v", l)
+			}
+		})
+	}
+}
+
+func TestInPlaceFailureSaysDestIsIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	os.WriteFile(src, bytes.Repeat([]byte("x"), 1000), 0o644)
+	os.WriteFile(dst, []byte("old"), 0o644)
+	old := copyData
+	copyData = failingCopy(&copier.Error{Side: copier.SideWrite, Err: os.NewSyscallError("pwrite64", unix.EIO)})
+	defer func() { copyData = old }()
+	code, _, stderr := runFastcp(t, "--inplace", src, dst)
+	if code != 1 || !strings.Contains(stderr, "'"+dst+"' was written in place (--inplace) and is now incomplete") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	code, out, _ := runFastcp(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "fastcp ") {
+		t.Errorf("--version: %d %q", code, out)
+	}
+	code, out, _ = runFastcp(t, "--help")
+	if code != 0 || !strings.HasPrefix(out, "Usage: fastcp [OPTION]... SOURCE DEST\n") {
+		t.Errorf("--help: %d %q", code, out)
+	}
+	code, out, errs := runFastcp(t, "--frobnicate")
+	if code != 2 || out != "" || errs != "fastcp: unrecognized option '--frobnicate'\nTry 'fastcp --help' for more information.\n" {
+		t.Errorf("usage error: %d %q %q", code, out, errs)
+	}
+}
+
+// Output of parallel copies comes out whole and in the sequential order.
+func TestSequencerOrdersRecords(t *testing.T) {
+	var out, errb bytes.Buffer
+	s := sequencer{out: &output{prog: "fastcp", stdout: &out, stderr: &errb}}
+	r1, r2, r3 := s.open(), s.open(), s.open()
+	r3.out("three")
+	s.close(r3)
+	r2.fail("two failed")
+	s.close(r2)
+	if out.Len() != 0 || errb.Len() != 0 {
+		t.Fatalf("printed before the first record closed: %q %q", out.String(), errb.String())
+	}
+	r1.out("one")
+	s.close(r1)
+	if out.String() != "one\nthree\n" || errb.String() != "fastcp: two failed\n" || !s.failed {
+		t.Errorf("stdout %q stderr %q failed %v", out.String(), errb.String(), s.failed)
+	}
+}
