@@ -1,0 +1,289 @@
+package integration_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"fastcp/integration_test/fsfixture"
+)
+
+// tempNameRE is the temporary file's name for a DEST named dst.
+var tempNameRE = regexp.MustCompile(`^\.fastcp-dst\.[0-9a-f]+$`)
+
+// waitFor polls cond every 10 ms for up to 10 s.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// TestSignalRemovesTemp interrupts a copy in progress (a FIFO source whose
+// writer stays silent after 100 KiB) with SIGINT, SIGTERM and SIGHUP. While
+// it runs, the data goes to a 0600 temporary file .fastcp-dst.HEX in
+// DEST's directory; afterwards fastcp has exited 128+signal, the temporary
+// file is gone and the existing DEST is untouched.
+func TestSignalRemovesTemp(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+		code int
+	}{
+		{"SIGINT", syscall.SIGINT, 130},
+		{"SIGTERM", syscall.SIGTERM, 143},
+		{"SIGHUP", syscall.SIGHUP, 129},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			outDir := mustMkdir(t, join(dir, "out"))
+			fifo, dst := join(dir, "src.fifo"), join(outDir, "dst")
+			mkfifo(t, fifo)
+			old := randomBytes(5000, "old")
+			writeFile(t, dst, old, 0o644)
+
+			hold := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			defer release()
+			wrote := fifoWriter(fifo, randomBytes(100<<10, "partial"), hold)
+
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := fastcpCmd(ctx, dir, fifo, dst)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+
+			var temp string
+			if !waitFor(func() bool {
+				names := tempFiles(t, outDir)
+				if len(names) == 0 {
+					return false
+				}
+				temp = join(outDir, names[0])
+				fi, err := os.Lstat(temp)
+				return err == nil && fi.Size() > 0
+			}) {
+				t.Fatalf("no temporary file with data appeared in DEST's directory; stderr %q", stderr.String())
+			}
+			if !tempNameRE.MatchString(filepath.Base(temp)) {
+				t.Errorf("temporary file %s is not named .fastcp-dst.HEX", temp)
+			}
+			if fi, err := os.Lstat(temp); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+				t.Errorf("temporary file %s: mode %v (err %v), want a regular file with mode 0600", temp, fi.Mode(), err)
+			}
+
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			release()
+			waitFIFOPeer(t, fifo, wrote)
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+				t.Errorf("fastcp exited 0 after %s", c.name)
+			case errors.As(err, &ee):
+				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+					t.Errorf("fastcp died of %v instead of handling it and exiting %d", ws.Signal(), c.code)
+				} else if ee.ExitCode() != c.code {
+					t.Errorf("exit status %d after %s, want %d; stderr %q", ee.ExitCode(), c.name, c.code, stderr.String())
+				}
+			default:
+				t.Fatal(err)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout: %q", stdout.String())
+			}
+			assertNoTemps(t, outDir, dir)
+			assertFileBytes(t, dst, old)
+		})
+	}
+}
+
+// TestSuccessLeavesNoTemp checks that a successful copy over an existing
+// DEST leaves only DEST (with the new bytes) in its directory.
+func TestSuccessLeavesNoTemp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	outDir := mustMkdir(t, join(dir, "out"))
+	src, dst := join(dir, "src"), join(outDir, "dst")
+	data := randomBytes(2<<20+5, "new")
+	writeFile(t, src, data, 0o644)
+	writeFile(t, dst, randomBytes(100, "old"), 0o644)
+	wantSuccess(t, fastcp(t, dir, src, dst))
+	assertFileBytes(t, dst, data)
+	ents, err := os.ReadDir(outDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "dst" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("DEST's directory holds %v, want only dst", names)
+	}
+}
+
+// wantOneLineError checks exit 1, nothing on stdout and one stderr line
+// "fastcp: ..." that contains every one of parts.
+func wantOneLineError(t testing.TB, r result, parts ...string) {
+	t.Helper()
+	wantFailure(t, r, 1, "")
+	ls := lines(r.stderr)
+	if len(ls) != 1 || !strings.HasPrefix(ls[0], "fastcp: ") {
+		t.Errorf("want one line 'fastcp: ...' on stderr, got %q", r.stderr)
+		return
+	}
+	for _, p := range parts {
+		if !strings.Contains(ls[0], p) {
+			t.Errorf("the error %q does not contain %q", ls[0], p)
+		}
+	}
+}
+
+// TestENOSPCLeavesDest fills a 16 MiB tmpfs with a 32 MiB copy: exit 1, an
+// error naming DEST and ENOSPC's text, no temporary file, the existing DEST
+// unchanged.
+func TestENOSPCLeavesDest(t *testing.T) {
+	t.Parallel()
+	srcDir := fsDir(t, "tmpfs")
+	src := join(srcDir, "big")
+	writeFile(t, src, randomBytes(32<<20, "big"), 0o644)
+	old := randomBytes(1<<20, "old")
+	for _, s := range []string{"auto", "sendfile", "splice", "rw"} {
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 16<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { small.Unmount() })
+			dst := join(small.Dir, "dst")
+			writeFile(t, dst, old, 0o644)
+			r := fastcp(t, small.Dir, "--strategy="+s, src, dst)
+			wantOneLineError(t, r, q(dst), "No space left on device")
+			assertFileBytes(t, dst, old)
+			assertNoTemps(t, small.Dir)
+		})
+	}
+}
+
+// TestRefusalLeavesDest checks that a forced strategy the kernel refuses
+// leaves an existing DEST as it was and no temporary file.
+func TestRefusalLeavesDest(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		strategy string
+		pair     fsPair
+	}{
+		{"copy_file_range", fsPair{"ext4", "tmpfs"}},
+		{"reflink", fsPair{"ext4", "ext4"}},
+		{"reflink", fsPair{"xfs", "btrfs"}},
+	} {
+		t.Run(c.strategy+"-"+c.pair.String(), func(t *testing.T) {
+			t.Parallel()
+			srcDir, dstDir := fsDir(t, c.pair.src), fsDir(t, c.pair.dst)
+			src, dst := join(srcDir, "src"), join(dstDir, "dst")
+			writeFile(t, src, randomBytes(1<<20, "src"), 0o644)
+			old := randomBytes(3000, "old")
+			writeFile(t, dst, old, 0o640)
+			r := fastcp(t, dstDir, "--strategy="+c.strategy, src, dst)
+			wantRefusal(t, r, c.strategy, src, dst)
+			assertFileBytes(t, dst, old)
+			assertNoTemps(t, dstDir)
+		})
+	}
+}
+
+// TestFaultInjection makes system calls fail under strace (-e inject) and
+// checks that the failure is reported, not hidden by a fallback, and that
+// DEST is left as it was.
+func TestFaultInjection(t *testing.T) {
+	t.Parallel()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed")
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		syscalls string // traced and injected
+		when     string // strace's when= (empty: every call)
+		errno    string
+		stderr   string   // exact stderr, if set
+		parts    []string // else: parts of the one error line
+		mustCall bool     // the log must show one of the calls (the option did something)
+	}{
+		{name: "pwrite-EIO", args: []string{"--strategy=rw", "--buffer-size=64K"}, syscalls: "pwrite64", when: "3", errno: "EIO",
+			stderr: "fastcp: error writing 'dst': Input/output error\n"},
+		{name: "pread-EIO", args: []string{"--strategy=rw", "--buffer-size=64K"}, syscalls: "pread64", when: "3", errno: "EIO",
+			stderr: "fastcp: error reading 'src': Input/output error\n"},
+		{name: "pwrite-ENOSPC", args: []string{"--strategy=rw", "--buffer-size=256K"}, syscalls: "pwrite64", when: "2", errno: "ENOSPC",
+			stderr: "fastcp: error writing 'dst': No space left on device\n"},
+		{name: "copy_file_range-EIO", args: nil, syscalls: "copy_file_range", when: "1", errno: "EIO",
+			parts: []string{"'dst'", "Input/output error"}},
+		{name: "sendfile-EIO", args: []string{"--strategy=sendfile"}, syscalls: "sendfile", when: "1", errno: "EIO",
+			parts: []string{"'dst'", "Input/output error"}},
+		{name: "splice-EIO", args: []string{"--strategy=splice"}, syscalls: "splice", when: "2", errno: "EIO",
+			parts: []string{"'dst'", "Input/output error"}},
+		{name: "sync=data-EIO", args: []string{"--sync=data"}, syscalls: "fdatasync,fsync", errno: "EIO",
+			parts: []string{"'dst'", "Input/output error"}, mustCall: true},
+		{name: "sync=full-EIO", args: []string{"--sync=full"}, syscalls: "fdatasync,fsync", errno: "EIO",
+			parts: []string{"'dst'", "Input/output error"}, mustCall: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			log := join(t.TempDir(), "strace.log")
+			writeFile(t, join(dir, "src"), randomBytes(1<<20, "src"), 0o644)
+			old := randomBytes(4000, "old")
+			writeFile(t, join(dir, "dst"), old, 0o644)
+			inject := c.syscalls + ":error=" + c.errno
+			if c.when != "" {
+				inject += ":when=" + c.when
+			}
+			args := append([]string{"-f", "-qq", "-o", log, "-e", "trace=" + c.syscalls, "-e", "inject=" + inject, setup.Bin}, c.args...)
+			args = append(args, "src", "dst")
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, strace, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			r := runCmd(t, cmd)
+			trace, _ := os.ReadFile(log)
+			if !bytes.Contains(trace, []byte("(INJECTED)")) {
+				if c.mustCall {
+					t.Errorf("fastcp %s made no %s call:\n%s", strings.Join(c.args, " "), c.syscalls, trace)
+				} else {
+					t.Fatalf("strace injected nothing (did fastcp call %s?):\n%s", c.syscalls, trace)
+				}
+			}
+			if c.stderr != "" {
+				wantFailure(t, r, 1, c.stderr)
+			} else {
+				wantOneLineError(t, r, c.parts...)
+			}
+			assertFileBytes(t, join(dir, "dst"), old)
+			assertNoTemps(t, dir)
+		})
+	}
+}
