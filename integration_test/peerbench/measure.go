@@ -77,6 +77,10 @@ type result struct {
 	srcBlocks int64
 	rssFloor  int64 // the largest peak RSS of /bin/true, see lowerRSSFloor
 	err       error
+
+	// The 1-minute load average before and after: other work on the
+	// machine makes the numbers noisy, and this says when.
+	loadBefore, loadAfter string
 }
 
 func (r *result) tool(name string) *toolResult {
@@ -89,11 +93,12 @@ func (r *result) tool(name string) *toolResult {
 }
 
 func runScenario(ctx context.Context, ws *workspace, sc *scenario, o options) *result {
-	r := &result{sc: sc}
+	r := &result{sc: sc, loadBefore: loadAverage()}
 	for _, t := range sc.tools {
 		r.tools = append(r.tools, &toolResult{tool: t})
 	}
 	r.err = r.run(ctx, ws, o)
+	r.loadAfter = loadAverage()
 	if ctx.Err() != nil {
 		r.err = context.Cause(ctx)
 	}
@@ -239,12 +244,21 @@ func rssFloor(ctx context.Context) (int64, error) {
 	return s.maxRSS, err
 }
 
+// loadAverage is the first field of /proc/loadavg, or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 // debugLines keeps the lines of fastcp --debug that say what it decided.
 func debugLines(out string) []string {
 	var keep []string
 	for line := range strings.Lines(out) {
 		line = strings.TrimSpace(line)
-		for _, p := range []string{"copy offload:", "strategy:", "fallback:", "sparse:"} {
+		for _, p := range []string{"strategy:", "fallback:", "sparse:"} {
 			if strings.HasPrefix(line, p) && !slices.Contains(keep, line) && len(keep) < 6 {
 				keep = append(keep, line)
 			}

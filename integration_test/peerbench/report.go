@@ -135,7 +135,7 @@ func check(ok bool) verdict {
 // print writes the scenario's table, fastcp's decisions, the notes and the
 // targets.
 func (r *result) print(w io.Writer) {
-	fmt.Fprintf(w, "\n== %s: %s\n", r.sc.id, r.sc.title)
+	fmt.Fprintf(w, "\n== %s: %s (load average %s -> %s)\n", r.sc.id, r.sc.title, r.loadBefore, r.loadAfter)
 	var best time.Duration
 	for _, tr := range r.tools {
 		if m := tr.median(); len(tr.samples) > 0 && (best == 0 || m < best) {
@@ -165,6 +165,9 @@ func (r *result) print(w io.Writer) {
 		for _, line := range tr.debug {
 			fmt.Fprintf(w, "  %s --debug: %s\n", tr.tool.name, line)
 		}
+	}
+	if busy(r.loadBefore) || busy(r.loadAfter) {
+		fmt.Fprintf(w, "  note: other work was running (load average >= %.1f, this run counts about 1): these numbers are noisy\n", busyLoad)
 	}
 	if r.rssFloor > 0 {
 		fmt.Fprintf(w, "  peak RSS floor %s: a child of this harness reports at least that (vfork), so <= floor means at most that\n", fmtMiB(r.rssFloor))
@@ -222,12 +225,23 @@ func printSummary(w io.Writer, results []*result) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d targets met, %d missed\n", nmet, nmissed)
+	if nmet+nmissed > 0 {
+		fmt.Fprintf(w, "%d targets met, %d missed\n", nmet, nmissed)
+	}
 	for _, r := range results {
 		if r.err != nil && !errors.Is(r.err, errSkipped) {
 			fmt.Fprintf(w, "FAILED %s: %v\n", r.sc.id, r.err)
 		}
 	}
+}
+
+// busyLoad is the 1-minute load average above which a report warns that
+// other work was competing for the CPUs.
+const busyLoad = 1.5
+
+func busy(load string) bool {
+	l, err := strconv.ParseFloat(load, 64)
+	return err == nil && l >= busyLoad
 }
 
 func minDur(ds []time.Duration) time.Duration {
