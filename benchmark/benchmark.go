@@ -1,11 +1,133 @@
 // Package benchmark is fastcp --benchmark: it times every copy strategy, the
 // rw loop's buffer sizes, every --sync mode and the cost of a system call on
 // the filesystem it is pointed at, and prints tables or JSON.
+//
+// # What runs
+//
+// A test file of Config.Size random bytes (ChaCha8: incompressible, and
+// generated faster than the disk writes) is written into a private
+// directory DIR/.fastcp-bench-XXXXXX (or one in Config.From), and copied
+// into a private directory in DIR, each strategy forced (no fallback):
+//
+//  1. every strategy (reflink, copy_file_range, sendfile, splice, rw with
+//     copier.DefaultBufferSize), cold cache: before each run the source is
+//     written back and evicted (fdatasync, posix_fadvise POSIX_FADV_DONTNEED,
+//     then checked with mincore: a row whose source stayed in memory, as on
+//     tmpfs, says "warm"); after each run the copy is written back, evicted
+//     and removed, untimed. The copy alone is timed, as with --sync=none;
+//  2. the rw loop at 4 KiB, 8 KiB, ... 16 MiB buffers, warm cache (the
+//     source is read into the page cache first, the copy is written to the
+//     page cache and removed unflushed, so the rows measure the cost per
+//     call, as in APUE Figure 3.6);
+//  3. every --sync mode with the fastest strategy of section 1 and with rw,
+//     warm source, timed from durability.Create to Destination.Commit, as a
+//     real copy, as in APUE Figure 3.13. A test file larger than
+//     syncFileBytes is replaced by a random file of that size first, since
+//     the O_SYNC rows of the offload strategies crawl (the header says so);
+//  4. one raw getpid(2) against one non-inlined Go function call, timed in
+//     the thread's CPU time, so that a busy machine does not inflate them.
+//
+// Rows of sections 2 and 3 stop after the run that takes their total past
+// rowBudget (at least one run; every row reports its number of runs), so a
+// huge --bench-size stays bounded. Every timed copy runs on a goroutine
+// locked to its thread, whose CPU time (getrusage RUSAGE_THREAD) is the
+// row's user and system time. The system call counts are the copier's own
+// (copier.Result.Stats), so each row shows the calls of the strategy it names.
+//
+// The benchmark refuses to start when DIR (or From) has less than twice the
+// test size available, and removes its private directories on return and,
+// through durability.AtInterrupt, on SIGINT, SIGTERM and SIGHUP.
+//
+// # JSON (--json)
+//
+// One document on stdout (schema 1), every key always present:
+//
+//	{
+//	  "schema": 1,
+//	  "dir": "/mnt/new",              copies written here
+//	  "dir_fs": "xfs",                filesystem type (mount table)
+//	  "from": "/mnt/new",             source file here (= dir without --bench-from)
+//	  "from_fs": "xfs",
+//	  "size_bytes": 268435456,        test file size
+//	  "runs": 3,                      --bench-runs
+//	  "sections": [                   sections 1, 2, 3
+//	    {
+//	      "number": 1,
+//	      "title": "Strategies",
+//	      "cache": "cold",            "cold" when every row's source was evicted, else "warm"
+//	      "timed": "...",             what the timer covered
+//	      "note": "...",              how the rows were made ("" if nothing to add)
+//	      "rows": [
+//	        {
+//	          "section": 1,
+//	          "strategy": "rw",       reflink, copy_file_range, sendfile, splice, rw
+//	          "buffer_size": 1048576, rw's buffer in bytes, 0 for other strategies
+//	          "sync": "none",         none, data, full, osync, odsync
+//	          "cache": "cold",        the source: "cold" (evicted, mincore < 1% resident) or "warm"
+//	          "bytes": 268435456,     bytes per copy (section 3: at most 32 MiB)
+//	          "runs": 3,              timed runs (fewer in sections 2, 3 over budget; 0 when refused)
+//	          "median_s": 0.41,       wall seconds: median, min, max of the runs
+//	          "min_s": 0.40,
+//	          "max_s": 0.43,
+//	          "mb_per_s": 654.7,      bytes / median_s / 10^6
+//	          "user_s": 0.01,         median CPU seconds of the copying thread
+//	          "sys_s": 0.21,
+//	          "syscalls": 515,        median number of system calls the copier made
+//	          "calls": {              the copier's counters of the median-time run
+//	            "reflink":         {"calls": 0, "bytes": 0},
+//	            "copy_file_range": {"calls": 0, "bytes": 0},
+//	            "sendfile":        {"calls": 0, "bytes": 0},
+//	            "splice":          {"calls": 0, "bytes": 0},
+//	            "rw":              {"calls": 513, "bytes": 268435456},
+//	            "other":           {"calls": 2, "bytes": 0}     fstat, lseek, ftruncate
+//	          },
+//	          "open_flags": "",       section 3: "O_SYNC" or "O_DSYNC" as fcntl(F_GETFL) saw them
+//	          "refused": false,       true: the kernel or filesystem refused the strategy;
+//	          "errno": "",              then the measurements are 0, errno is "EOPNOTSUPP"
+//	          "error": ""               and error "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
+//	        }
+//	      ]
+//	    }
+//	  ],
+//	  "syscall_cost": {               section 4
+//	    "section": 4,
+//	    "runs": 3,
+//	    "syscalls_per_run": 1200000,  getpid calls per timed loop
+//	    "syscall_ns": 83.1,           median ns per call, and min, max
+//	    "syscall_min_ns": 82.0,
+//	    "syscall_max_ns": 85.9,
+//	    "syscall_user_s": 0.01,       CPU seconds of one getpid loop (median)
+//	    "syscall_sys_s": 0.09,
+//	    "func_calls_per_run": 90000000,
+//	    "func_ns": 1.1,               median ns per function call, and min, max
+//	    "func_min_ns": 1.1,
+//	    "func_max_ns": 1.2,
+//	    "ratio": 75.5,                syscall_ns / func_ns
+//	    "syscall_method": "raw syscall",
+//	    "clock": "CLOCK_THREAD_CPUTIME_ID"   the ns are the thread's CPU time
+//	  },
+//	  "fastest": "copy_file_range",   the section 1 row with the smallest median ("" if all refused)
+//	  "fastest_mb_per_s": 654.7,
+//	  "seconds": 61.2,                wall time of the whole benchmark
+//	  "notes": []                     anything that makes a row less than it claims
+//	}
 package benchmark
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"fastcp/copier"
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
 )
 
 // Config is what the command line asks of a benchmark run.
@@ -18,8 +140,542 @@ type Config struct {
 	Quiet bool   // no progress indication
 }
 
+// Section 2 buffer sizes: 4 KiB to 16 MiB, doubling.
+const (
+	minBuffer = 4 << 10
+	maxBuffer = 16 << 20
+)
+
+// rowBudget bounds the total time of one row of sections 2 and 3: after
+// the run that reaches it, the row stops (it always has at least one run,
+// and the table says how many it had). At the default size on an idle
+// machine only the slowest rows (O_SYNC/O_DSYNC with an offload strategy,
+// which the kernel writes and syncs in 64 KiB pieces) stop early; a huge
+// --bench-size would otherwise spend minutes in the 4 KiB row alone.
+const rowBudget = 3 * time.Second
+
+// syncFileBytes caps the file section 3 copies: the O_SYNC and O_DSYNC rows
+// with copy_file_range, sendfile or splice move 10-25 MB/s on a disk that
+// writes 800 MB/s, so one run of a 256 MiB file would take 10-25 s alone.
+// A larger test file is replaced by a fresh random file of this size (the
+// section header says so).
+const syncFileBytes = 32 << 20
+
+// coldThreshold is the fraction of the source still in the page cache above
+// which an eviction is said to have failed (tmpfs cannot evict at all).
+const coldThreshold = 0.01
+
+const sections = 4
+
 // Run runs the benchmark and returns the exit status.
 func Run(c Config, stdout, stderr io.Writer, prog string) int {
-	fmt.Fprintf(stderr, "%s: --benchmark is not available in this build\n", prog)
-	return 1
+	b := &bench{cfg: c, prog: newProgress(stderr, c.Quiet), ws: &workspace{}}
+	if !c.JSON {
+		b.tables = &tablePrinter{w: stdout}
+	}
+	err := b.run()
+	b.prog.clear()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, err)
+		return 1
+	}
+	var werr error
+	if c.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(&b.rep)
+	} else {
+		b.tables.footer(&b.rep)
+		werr = b.tables.err
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "%s: write error: %s\n", prog, errText(werr))
+		return 1
+	}
+	return 0
+}
+
+// bench is one benchmark run.
+type bench struct {
+	cfg    Config
+	size   int64
+	runs   int
+	prog   *progress
+	tables *tablePrinter // nil with --json
+	ws     *workspace
+	rep    Report
+
+	srcDir, dstDir   string // the private directories (the same without From)
+	srcPath, dstPath string
+}
+
+func (b *bench) run() (err error) {
+	start := time.Now()
+	b.size, b.runs = b.cfg.Size, max(b.cfg.Runs, 1)
+	if b.size <= 0 {
+		return fmt.Errorf("--bench-size must be positive")
+	}
+	dir, from := b.cfg.Dir, b.cfg.From
+	if dir == "" {
+		dir = "."
+	}
+	if from == "" {
+		from = dir
+	}
+	// Everything is checked before anything is created.
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	if from != dir {
+		if err := checkDir(from); err != nil {
+			return err
+		}
+	}
+	if err := checkSpace(dir, 2*b.size); err != nil {
+		return err
+	}
+	if from != dir {
+		if err := checkSpace(from, 2*b.size); err != nil {
+			return err
+		}
+	}
+
+	unregister := b.ws.register()
+	defer func() {
+		rerr := b.ws.remove()
+		unregister()
+		if err == nil && rerr != nil {
+			err = fmt.Errorf("cannot remove the benchmark's files: %s", rerr)
+		}
+	}()
+	if b.dstDir, err = b.ws.mkdir(dir); err != nil {
+		return fmt.Errorf("cannot create a directory in %s: %s", quote(dir), errText(err))
+	}
+	b.srcDir = b.dstDir
+	if from != dir {
+		if b.srcDir, err = b.ws.mkdir(from); err != nil {
+			return fmt.Errorf("cannot create a directory in %s: %s", quote(from), errText(err))
+		}
+	}
+	b.srcPath = filepath.Join(b.srcDir, "source")
+	b.dstPath = filepath.Join(b.dstDir, "copy")
+
+	b.rep = Report{
+		Schema: 1, Dir: dir, DirFS: fsType(dir), From: from, FromFS: fsType(from),
+		SizeBytes: b.size, Runs: b.runs, Sections: []Section{}, Notes: []string{},
+	}
+	if b.tables != nil {
+		b.tables.header(&b.rep)
+	}
+
+	if err := b.makeSource(); err != nil {
+		return err
+	}
+
+	fastest, err := b.section1()
+	if err != nil {
+		return err
+	}
+	if err := b.section2(); err != nil {
+		return err
+	}
+	if err := b.section3(fastest); err != nil {
+		return err
+	}
+	b.prog.set("section 4/%d: system call cost", sections)
+	b.rep.SyscallCost = measureSyscallCost(b.runs, func(run int) {
+		b.prog.set("section 4/%d: getpid run %d/%d", sections, run, b.runs)
+	})
+	b.prog.clear()
+	if b.tables != nil {
+		b.tables.syscallCost(&b.rep.SyscallCost)
+	}
+	b.rep.Seconds = time.Since(start).Seconds()
+	return nil
+}
+
+func (b *bench) addSection(s Section) {
+	s.Cache = "cold"
+	for _, r := range s.Rows {
+		if r.Cache != "cold" && !r.Refused {
+			s.Cache = "warm"
+		}
+	}
+	b.rep.Sections = append(b.rep.Sections, s)
+	b.prog.clear()
+	if b.tables != nil {
+		b.tables.section(&b.rep.Sections[len(b.rep.Sections)-1])
+	}
+}
+
+func (b *bench) note(format string, a ...any) {
+	n := fmt.Sprintf(format, a...)
+	if !slices.Contains(b.rep.Notes, n) {
+		b.rep.Notes = append(b.rep.Notes, n)
+	}
+}
+
+// section1 times every strategy, cold, and returns the fastest.
+func (b *bench) section1() (copier.Strategy, error) {
+	s := Section{
+		Number: 1, Title: "Strategies (forced, no fallback)",
+		Timed: "the copy alone, as with --sync=none (the destination's pages are flushed after the timer stops)",
+		Note:  "before each run the source and the previous copy are written back and evicted (fdatasync, posix_fadvise DONTNEED), the copy removed",
+	}
+	fastest, best := copier.RW, -1.0
+	found := false
+	for _, st := range copier.Strategies() {
+		r, err := b.row(rowSpec{section: 1, strategy: st, buffer: bufferFor(st), cold: true})
+		if err != nil {
+			return 0, err
+		}
+		if !r.Refused && (best < 0 || r.MedianS < best) {
+			fastest, best, found = st, r.MedianS, true
+			b.rep.Fastest, b.rep.FastestMBps = r.Strategy, r.MBps
+		}
+		s.Rows = append(s.Rows, r)
+	}
+	if slices.ContainsFunc(s.Rows, func(r Row) bool { return !r.Refused && r.Cache != "cold" }) {
+		s.Note += "; " + b.rep.FromFS + " keeps the source in memory: it cannot be evicted, so the cache is warm"
+	}
+	b.addSection(s)
+	if !found {
+		return 0, errors.New("every strategy was refused: nothing to measure in sections 2 and 3")
+	}
+	return fastest, nil
+}
+
+// bufferFor is the rw buffer a strategy row uses (0: not an rw row).
+func bufferFor(s copier.Strategy) int {
+	if s == copier.RW {
+		return copier.DefaultBufferSize
+	}
+	return 0
+}
+
+// section2 times the rw loop by buffer size, warm.
+func (b *bench) section2() error {
+	if err := b.warmSource(); err != nil {
+		return err
+	}
+	s := Section{
+		Number: 2, Title: "rw loop by buffer size (APUE Figure 3.6)",
+		Timed: "the copy alone; the source is in the page cache, the copy goes to the page cache and is removed unflushed",
+		Note:  fmt.Sprintf("a row stops after the run that takes its runs past %v (at least one run)", rowBudget),
+	}
+	for buf := minBuffer; buf <= maxBuffer; buf *= 2 {
+		r, err := b.row(rowSpec{section: 2, strategy: copier.RW, buffer: buf, budget: rowBudget})
+		if err != nil {
+			return err
+		}
+		s.Rows = append(s.Rows, r)
+	}
+	b.addSection(s)
+	return nil
+}
+
+// section3 times every --sync mode with the fastest strategy and rw.
+func (b *bench) section3(fastest copier.Strategy) error {
+	note := fmt.Sprintf("a row stops after the run that takes its runs past %v (at least one run)", rowBudget)
+	if b.size > syncFileBytes {
+		if err := b.replaceSource(syncFileBytes); err != nil {
+			return err
+		}
+		note = fmt.Sprintf("copies a %s random file, not the %s test file (the O_SYNC rows would take minutes); ",
+			formatSize(syncFileBytes), formatSize(b.rep.SizeBytes)) + note
+	}
+	if err := b.warmSource(); err != nil {
+		return err
+	}
+	strategies := []copier.Strategy{fastest}
+	if fastest != copier.RW {
+		strategies = append(strategies, copier.RW)
+	}
+	s := Section{
+		Number: 3, Title: "--sync modes (APUE Figure 3.13)",
+		Timed: "durability.Create + copy + Commit, as a real copy (temporary file, flush, rename, directory fsync); the source is in the page cache",
+		Note:  note,
+	}
+	for mode := durability.SyncNone; int(mode) < len(durability.SyncNames); mode++ {
+		for _, st := range strategies {
+			r, err := b.row(rowSpec{section: 3, strategy: st, buffer: bufferFor(st), sync: mode, durable: true, budget: rowBudget})
+			if err != nil {
+				return err
+			}
+			if want := syncOpenFlag(mode); want != "" && r.OpenFlags != want && !r.Refused {
+				b.note("--sync=%s: the destination was not opened with %s (fcntl F_GETFL says %q): durability does not implement it yet", mode, want, r.OpenFlags)
+			}
+			s.Rows = append(s.Rows, r)
+		}
+	}
+	b.addSection(s)
+	return nil
+}
+
+// syncOpenFlag is the open flag a --sync mode must show on the destination.
+func syncOpenFlag(m durability.SyncMode) string {
+	switch m {
+	case durability.SyncOSync:
+		return "O_SYNC"
+	case durability.SyncODSync:
+		return "O_DSYNC"
+	}
+	return ""
+}
+
+// openFlags names the synchronous-I/O flags set on f.
+func openFlags(f *os.File) string {
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	switch {
+	case err != nil:
+		return "?"
+	case fl&unix.O_SYNC == unix.O_SYNC: // O_SYNC includes the O_DSYNC bit
+		return "O_SYNC"
+	case fl&unix.O_DSYNC != 0:
+		return "O_DSYNC"
+	}
+	return ""
+}
+
+// replaceSource removes the test file and writes a new one of size bytes in
+// its place (sections 3 and 4 do not need the big one, and the free space
+// check counted on one source file only).
+func (b *bench) replaceSource(size int64) error {
+	if err := os.Remove(b.srcPath); err != nil {
+		return fmt.Errorf("cannot remove %s: %s", quote(b.srcPath), errText(err))
+	}
+	b.size = size
+	return b.makeSource()
+}
+
+// makeSource writes the random test file of b.size bytes.
+func (b *bench) makeSource() error {
+	b.prog.set("creating a %s test file", formatSize(b.size))
+	f, err := b.ws.create(b.srcPath)
+	if err != nil {
+		return fmt.Errorf("cannot create %s: %s", quote(b.srcPath), errText(err))
+	}
+	err = writeRandom(f, b.size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %s", quote(b.srcPath), errText(err))
+	}
+	return nil
+}
+
+// warmSource reads the source into the page cache.
+func (b *bench) warmSource() error {
+	f, err := os.Open(b.srcPath)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %s", quote(b.srcPath), errText(err))
+	}
+	defer f.Close()
+	b.prog.set("reading the test file into the page cache")
+	if err := warm(f, b.size); err != nil {
+		return fmt.Errorf("cannot read %s: %s", quote(b.srcPath), errText(err))
+	}
+	return nil
+}
+
+// rowSpec is one row to measure.
+type rowSpec struct {
+	section  int
+	strategy copier.Strategy
+	buffer   int // rw buffer; 0 for the other strategies
+	sync     durability.SyncMode
+	cold     bool          // evict the source before each run
+	durable  bool          // through durability.Create/Commit (section 3)
+	budget   time.Duration // stop after the run that reaches it; 0: all runs
+}
+
+func (r rowSpec) label() string {
+	l := r.strategy.String()
+	if r.buffer > 0 {
+		l += " " + formatSize(int64(r.buffer))
+	}
+	if r.section == 3 {
+		l = "--sync=" + r.sync.String() + " " + l
+	}
+	return l
+}
+
+// sample is one timed run.
+type sample struct {
+	wall  time.Duration
+	cpu   cpuTimes
+	res   copier.Result
+	flags string
+}
+
+// row measures one row: runs of one copy configuration.
+func (b *bench) row(spec rowSpec) (Row, error) {
+	r := Row{
+		Section: spec.section, Strategy: spec.strategy.String(), BufferSize: spec.buffer,
+		Sync: spec.sync.String(), Cache: "warm", Bytes: b.size,
+	}
+	if spec.cold {
+		r.Cache = "cold"
+	}
+	var samples []sample
+	var total time.Duration
+	for run := 1; run <= b.runs; run++ {
+		b.prog.set("section %d/%d: %s run %d/%d", spec.section, sections, spec.label(), run, b.runs)
+		s, cold, err := b.runOnce(spec)
+		var ce *copier.Error
+		if errors.As(err, &ce) && ce.Refused {
+			r.Refused, r.Errno, r.Error = true, errnoName(ce.Err), copier.ErrnoText(ce.Err)
+			r.Calls = callsOf(&s.res)
+			r.Syscalls = s.res.Syscalls()
+			return r, nil
+		}
+		if err != nil {
+			return r, err
+		}
+		if spec.cold && !cold {
+			r.Cache = "warm"
+		}
+		samples = append(samples, s)
+		total += s.wall
+		if spec.budget > 0 && total >= spec.budget {
+			break
+		}
+	}
+	b.fill(&r, samples)
+	return r, nil
+}
+
+// fill puts the median, min and max of the samples into r.
+func (b *bench) fill(r *Row, samples []sample) {
+	var walls, users, syss []float64
+	var calls []int64
+	for _, s := range samples {
+		walls = append(walls, s.wall.Seconds())
+		users = append(users, s.cpu.user.Seconds())
+		syss = append(syss, s.cpu.sys.Seconds())
+		calls = append(calls, s.res.Syscalls())
+	}
+	w := summarize(walls)
+	r.Runs = len(samples)
+	r.MedianS, r.MinS, r.MaxS = w.median, w.min, w.max
+	r.MBps = mbPerSec(r.Bytes, w.median)
+	r.UserS, r.SysS = summarize(users).median, summarize(syss).median
+	r.Syscalls = medianInt(calls)
+	// The breakdown comes from the run whose time is the median (the
+	// lower middle one for an even count).
+	order := make([]int, len(samples))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, c int) int { return int(samples[a].wall - samples[c].wall) })
+	med := samples[order[(len(order)-1)/2]]
+	r.Calls = callsOf(&med.res)
+	r.OpenFlags = med.flags
+}
+
+// runOnce prepares and times one copy, then removes it. cold reports whether
+// the source was out of the page cache when the copy started.
+func (b *bench) runOnce(spec rowSpec) (s sample, cold bool, err error) {
+	src, err := os.Open(b.srcPath)
+	if err != nil {
+		return s, false, fmt.Errorf("cannot open %s: %s", quote(b.srcPath), errText(err))
+	}
+	defer src.Close()
+	if spec.cold {
+		if err := evict(src); err != nil {
+			return s, false, fmt.Errorf("cannot evict %s from the page cache: %s", quote(b.srcPath), errText(err))
+		}
+		frac, err := residentFraction(src, b.size)
+		if err != nil {
+			return s, false, fmt.Errorf("cannot check the page cache for %s: %s", quote(b.srcPath), errText(err))
+		}
+		cold = frac < coldThreshold
+	}
+	if spec.durable {
+		s, err = b.durableCopy(spec, src)
+	} else {
+		s, err = b.plainCopy(spec, src)
+	}
+	if err == nil && (s.res.Size != b.size || s.res.Bytes != b.size) {
+		err = fmt.Errorf("%s copied %d bytes into a file of %d bytes, expected %d: the benchmark cannot trust this copy",
+			spec.label(), s.res.Bytes, s.res.Size, b.size)
+	}
+	return s, cold, err
+}
+
+// plainCopy times copier.Copy into a new file, as sections 1 and 2 do.
+// After the timer stops, a cold row's copy is written back and evicted, then
+// every copy is removed.
+func (b *bench) plainCopy(spec rowSpec, src *os.File) (sample, error) {
+	var s sample
+	dst, err := b.ws.create(b.dstPath)
+	if err != nil {
+		return s, fmt.Errorf("cannot create %s: %s", quote(b.dstPath), errText(err))
+	}
+	defer os.Remove(b.dstPath)
+	defer dst.Close()
+	opts := copier.Options{Strategy: spec.strategy, BufferSize: spec.buffer}
+
+	runtime.LockOSThread()
+	c0 := threadCPU()
+	t0 := time.Now()
+	s.res, err = copier.Copy(dst, src, opts)
+	s.wall = time.Since(t0)
+	s.cpu = threadCPU().sub(c0)
+	runtime.UnlockOSThread()
+
+	if err != nil {
+		return s, copyError(spec, err)
+	}
+	if spec.cold {
+		if err := evict(dst); err != nil {
+			return s, fmt.Errorf("cannot write back %s: %s", quote(b.dstPath), errText(err))
+		}
+	}
+	return s, nil
+}
+
+// durableCopy times a copy exactly as fastcp makes one: durability.Create
+// (a temporary file, opened with the --sync mode's flags), copier.Copy with
+// the Written hook, and Commit (flush, rename, directory fsync).
+func (b *bench) durableCopy(spec rowSpec, src *os.File) (sample, error) {
+	var s sample
+	defer os.Remove(b.dstPath)
+	opts := copier.Options{Strategy: spec.strategy, BufferSize: spec.buffer}
+
+	runtime.LockOSThread()
+	c0 := threadCPU()
+	t0 := time.Now()
+	dest, err := durability.Create(b.dstPath, durability.Options{Sync: spec.sync})
+	if err == nil {
+		s.flags = openFlags(dest.File)
+		opts.Written = dest.Written
+		s.res, err = copier.Copy(dest.File, src, opts)
+		if err == nil {
+			err = dest.Commit(src)
+		} else {
+			dest.Abort()
+		}
+	}
+	s.wall = time.Since(t0)
+	s.cpu = threadCPU().sub(c0)
+	runtime.UnlockOSThread()
+
+	if err != nil {
+		return s, copyError(spec, err)
+	}
+	return s, nil
+}
+
+// copyError passes refusals through (the row says so) and words the rest.
+func copyError(spec rowSpec, err error) error {
+	var ce *copier.Error
+	if errors.As(err, &ce) && ce.Refused {
+		return err
+	}
+	if errors.As(err, &ce) {
+		return fmt.Errorf("benchmark copy with %s failed: %s", spec.label(), copier.ErrnoText(ce.Err))
+	}
+	return fmt.Errorf("benchmark copy with %s failed: %s", spec.label(), errText(err))
 }

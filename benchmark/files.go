@@ -1,0 +1,271 @@
+package benchmark
+
+import (
+	"bufio"
+	crand "crypto/rand"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+// privatePrefix starts the name of the directory that holds every file the
+// benchmark makes, so that cleaning up is one RemoveAll and a leftover
+// (after SIGKILL) is recognisable.
+const privatePrefix = ".fastcp-bench-"
+
+// statfs is a variable so that tests can pretend a filesystem is full.
+var statfs = unix.Statfs
+
+// workspace is the set of private directories the benchmark made. Files are
+// only created inside them, under mu, so that the interrupt handler (which
+// takes mu and never gives it back: the process is exiting) cannot race
+// with a new file appearing while it removes the directories.
+type workspace struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+// mkdir makes a private directory in parent.
+func (w *workspace) mkdir(parent string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, err := os.MkdirTemp(parent, privatePrefix)
+	if err != nil {
+		return "", err
+	}
+	w.dirs = append(w.dirs, d)
+	return d, nil
+}
+
+// create makes a new file (which must not exist) in a private directory.
+func (w *workspace) create(path string) (*os.File, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// remove removes every private directory and what is in it.
+func (w *workspace) remove() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.removeLocked()
+}
+
+func (w *workspace) removeLocked() error {
+	var first error
+	for _, d := range w.dirs {
+		if err := os.RemoveAll(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	w.dirs = nil
+	return first
+}
+
+// interrupted is the durability.AtInterrupt hook: it runs on the signal
+// handler's goroutine right before the process exits, and keeps mu locked
+// so that nothing new appears in the directories.
+func (w *workspace) interrupted() {
+	w.mu.Lock()
+	w.removeLocked()
+}
+
+// checkSpace refuses a directory with less than need bytes available to an
+// unprivileged user, before anything is created.
+func checkSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := statfs(dir, &st); err != nil {
+		return fmt.Errorf("cannot get the free space of %s: %s", quote(dir), errText(err))
+	}
+	avail := int64(st.Bavail) * st.Bsize
+	if avail < need {
+		return fmt.Errorf("not enough free space in %s for the benchmark: %s available, %s needed (twice --bench-size); try a smaller --bench-size",
+			quote(dir), formatSize(avail), formatSize(need))
+	}
+	return nil
+}
+
+// checkDir makes sure dir is an existing directory.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot access %s: %s", quote(dir), errText(err))
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", quote(dir))
+	}
+	return nil
+}
+
+// genChunkBytes is how much random data is generated and written at once.
+const genChunkBytes = 4 << 20
+
+// writeRandom fills f with size bytes from a ChaCha8 generator seeded from
+// the system's random source: incompressible (so compressing or deduplicating
+// filesystems cannot cheat), and generated at several GB/s, so the disk, not
+// /dev/urandom, sets the pace. A second goroutine generates the next chunk
+// while this one is written. The file is then flushed to disk.
+func writeRandom(f *os.File, size int64) error {
+	var seed [32]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return err
+	}
+	gen := rand.NewChaCha8(seed)
+	free := make(chan []byte, 2)
+	full := make(chan []byte, 2)
+	free <- make([]byte, genChunkBytes)
+	free <- make([]byte, genChunkBytes)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for left := size; left > 0; {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b = b[:min(int64(len(b)), left)]
+			gen.Read(b)
+			left -= int64(len(b))
+			full <- b
+		}
+	}()
+	for off := int64(0); off < size; {
+		b := <-full
+		if _, err := f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+		free <- b[:cap(b)]
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return os.NewSyscallError("fdatasync", err)
+	}
+	return nil
+}
+
+// evict writes f's dirty pages back and drops its pages from the page
+// cache, so the next read of it comes from the disk.
+func evict(f *os.File) error {
+	fd := int(f.Fd())
+	if err := unix.Fdatasync(fd); err != nil {
+		return os.NewSyscallError("fdatasync", err)
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return os.NewSyscallError("posix_fadvise", err)
+	}
+	return nil
+}
+
+// residentFraction reports how much of f (size bytes) is in the page cache,
+// from mincore(2) on a read-only mapping: it checks that an eviction worked
+// (tmpfs, for one, cannot evict: its pages are the file).
+func residentFraction(f *os.File, size int64) (float64, error) {
+	if size <= 0 {
+		return 0, nil
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, os.NewSyscallError("mmap", err)
+	}
+	defer unix.Munmap(m)
+	page := int64(os.Getpagesize())
+	vec := make([]byte, (size+page-1)/page)
+	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+	if e != 0 {
+		return 0, os.NewSyscallError("mincore", e)
+	}
+	in := 0
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return float64(in) / float64(len(vec)), nil
+}
+
+// warm reads f once so that its pages are in the page cache.
+func warm(f *os.File, size int64) error {
+	fd := int(f.Fd())
+	buf := make([]byte, genChunkBytes)
+	for off := int64(0); off < size; {
+		n, err := unix.Pread(fd, buf, off)
+		if err != nil {
+			return os.NewSyscallError("pread64", err)
+		}
+		if n == 0 {
+			break
+		}
+		off += int64(n)
+	}
+	return nil
+}
+
+// fsMagic names filesystems by their statfs f_type, for when
+// /proc/self/mountinfo does not answer.
+var fsMagic = map[int64]string{
+	0xEF53:     "ext4",
+	0x58465342: "xfs",
+	0x9123683E: "btrfs",
+	0x01021994: "tmpfs",
+	0x2FC12FC1: "zfs",
+	0x6969:     "nfs",
+	0xF2F52010: "f2fs",
+	0x4d44:     "vfat",
+	0x65735546: "fuse",
+	0x794c7630: "overlay",
+}
+
+// fsType names the filesystem dir is on ("ext4"), from the mount table
+// entry with dir's device number, else from statfs's magic number.
+func fsType(dir string) string {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err == nil {
+		if t := mountinfoType(unix.Major(st.Dev), unix.Minor(st.Dev)); t != "" {
+			return t
+		}
+	}
+	var sf unix.Statfs_t
+	if err := unix.Statfs(dir, &sf); err != nil {
+		return "unknown"
+	}
+	if n, ok := fsMagic[int64(sf.Type)]; ok {
+		return n
+	}
+	return fmt.Sprintf("0x%x", sf.Type)
+}
+
+// mountinfoType finds the filesystem type of device maj:min in
+// /proc/self/mountinfo ("36 25 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw").
+func mountinfoType(maj, min uint32) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	want := fmt.Sprintf("%d:%d", maj, min)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || fields[2] != want {
+			continue
+		}
+		for i, fld := range fields {
+			if fld == "-" && i+1 < len(fields) {
+				return fields[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// register makes the signal handler remove the workspace.
+func (w *workspace) register() (unregister func()) {
+	return durability.AtInterrupt(w.interrupted)
+}

@@ -1,0 +1,362 @@
+package benchmark
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"fastcp/copier"
+	"fastcp/flags"
+
+	"golang.org/x/sys/unix"
+)
+
+// Report is the --json document: everything the tables show.
+type Report struct {
+	Schema      int         `json:"schema"`       // 1
+	Dir         string      `json:"dir"`          // where the copies were written
+	DirFS       string      `json:"dir_fs"`       // its filesystem type ("ext4")
+	From        string      `json:"from"`         // where the source file was
+	FromFS      string      `json:"from_fs"`      // its filesystem type
+	SizeBytes   int64       `json:"size_bytes"`   // test file size
+	Runs        int         `json:"runs"`         // --bench-runs
+	Sections    []Section   `json:"sections"`     // sections 1 to 3: copies
+	SyscallCost SyscallCost `json:"syscall_cost"` // section 4
+	Fastest     string      `json:"fastest"`      // the fastest strategy of section 1
+	FastestMBps float64     `json:"fastest_mb_per_s"`
+	Seconds     float64     `json:"seconds"` // wall time of the whole benchmark
+	Notes       []string    `json:"notes"`
+}
+
+// Section is one table of copy rows.
+type Section struct {
+	Number int    `json:"number"` // 1, 2 or 3
+	Title  string `json:"title"`
+	Cache  string `json:"cache"` // "cold" or "warm": the source's page cache before each run
+	Timed  string `json:"timed"` // what the timer covered
+	Note   string `json:"note"`  // how the rows were made; "" when nothing to add
+	Rows   []Row  `json:"rows"`
+}
+
+// Row is one measured configuration: the median of its runs, with min and max.
+type Row struct {
+	Section    int     `json:"section"`
+	Strategy   string  `json:"strategy"`    // copier strategy, forced
+	BufferSize int     `json:"buffer_size"` // rw's buffer in bytes; 0 for the other strategies
+	Sync       string  `json:"sync"`        // --sync mode: none, data, full, osync, odsync
+	Cache      string  `json:"cache"`       // "cold" (source evicted, checked with mincore) or "warm"
+	Bytes      int64   `json:"bytes"`       // bytes per copy
+	Runs       int     `json:"runs"`        // timed runs (0 when refused)
+	MedianS    float64 `json:"median_s"`    // wall seconds
+	MinS       float64 `json:"min_s"`
+	MaxS       float64 `json:"max_s"`
+	MBps       float64 `json:"mb_per_s"` // bytes / median, in 10^6 bytes per second
+	UserS      float64 `json:"user_s"`   // median user CPU seconds of the copying thread
+	SysS       float64 `json:"sys_s"`    // median system CPU seconds of the copying thread
+	Syscalls   int64   `json:"syscalls"` // median system calls the copier made
+	// Calls breaks Syscalls down by the copier's own counters: one entry per
+	// strategy ("reflink", "copy_file_range", "sendfile", "splice", "rw")
+	// and "other" (fstat, lseek, ftruncate), always all six.
+	Calls     map[string]CallCount `json:"calls"`
+	OpenFlags string               `json:"open_flags"` // section 3: O_SYNC/O_DSYNC as fcntl(F_GETFL) saw them on the destination, else ""
+	Refused   bool                 `json:"refused"`    // the filesystem or kernel refused the strategy
+	Errno     string               `json:"errno"`      // when refused: "EOPNOTSUPP"
+	Error     string               `json:"error"`      // when refused: "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
+}
+
+// CallCount is what one strategy did in one copy (the median run's).
+type CallCount struct {
+	Calls int64 `json:"calls"`
+	Bytes int64 `json:"bytes"`
+}
+
+// SyscallCost is section 4: one raw getpid(2) against a function call.
+type SyscallCost struct {
+	Section       int     `json:"section"` // 4
+	Runs          int     `json:"runs"`
+	Syscalls      int64   `json:"syscalls_per_run"` // getpid calls timed per run
+	SyscallNs     float64 `json:"syscall_ns"`       // median ns per getpid
+	SyscallMinNs  float64 `json:"syscall_min_ns"`
+	SyscallMaxNs  float64 `json:"syscall_max_ns"`
+	SyscallUserS  float64 `json:"syscall_user_s"` // median CPU seconds of one run of the getpid loop
+	SyscallSysS   float64 `json:"syscall_sys_s"`
+	FuncCalls     int64   `json:"func_calls_per_run"`
+	FuncNs        float64 `json:"func_ns"` // median ns per non-inlined call
+	FuncMinNs     float64 `json:"func_min_ns"`
+	FuncMaxNs     float64 `json:"func_max_ns"`
+	Ratio         float64 `json:"ratio"`          // syscall_ns / func_ns
+	SyscallMethod string  `json:"syscall_method"` // "raw syscall": syscall.RawSyscall, no Go scheduler hooks
+	Clock         string  `json:"clock"`          // what the ns count: "CLOCK_THREAD_CPUTIME_ID", the thread's CPU time
+}
+
+// callKeys are the keys of Row.Calls, in table order.
+var callKeys = []string{"reflink", "copy_file_range", "sendfile", "splice", "rw", "other"}
+
+// callsOf turns the copier's counters into Row.Calls.
+func callsOf(r *copier.Result) map[string]CallCount {
+	m := make(map[string]CallCount, len(callKeys))
+	for _, s := range copier.Strategies() {
+		st := r.StatOf(s)
+		m[s.String()] = CallCount{Calls: st.Calls, Bytes: st.Bytes}
+	}
+	m["other"] = CallCount{Calls: r.StatOf(copier.Auto).Calls}
+	return m
+}
+
+// describeCalls renders Row.Calls for the table: the strategies that made
+// calls, with the bytes they moved, then the engine's own calls.
+func describeCalls(m map[string]CallCount) string {
+	var parts []string
+	for _, k := range callKeys {
+		c := m[k]
+		if c.Calls == 0 {
+			continue
+		}
+		if k == "other" {
+			parts = append(parts, fmt.Sprintf("other %d", c.Calls))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", k, c.Calls, formatSize(c.Bytes)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatSize prints a byte count in binary units: "256 MiB", "1.5 GiB", "4 KiB".
+func formatSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	v := float64(n)
+	i := 0
+	for ; i < len(units)-1 && (v >= 1024 || v <= -1024); i++ {
+		v /= 1024
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// quote quotes a file name in messages as cp does.
+var quote = flags.Quote
+
+// errText is the C library's text for err's errno, or err's own text.
+func errText(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return copier.Strerror(errno)
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// errnoName is the symbolic name of err's errno ("EOPNOTSUPP"), or "".
+func errnoName(err error) string {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return ""
+	}
+	if errno == unix.EOPNOTSUPP {
+		return "EOPNOTSUPP" // == ENOTSUP; the copier's spelling
+	}
+	return unix.ErrnoName(errno)
+}
+
+// table is a set of aligned columns. A row whose span is set prints its
+// first cell, then span across the remaining columns (refusals).
+type table struct {
+	header []string
+	right  []bool // right-align this column (numbers)
+	rows   []tableRow
+}
+
+type tableRow struct {
+	cells []string
+	span  string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, tableRow{cells: cells}) }
+
+func (t *table) addSpan(first, span string) {
+	t.rows = append(t.rows, tableRow{cells: []string{first}, span: span})
+}
+
+func (t *table) write(w io.Writer) {
+	width := make([]int, len(t.header))
+	for i, h := range t.header {
+		width[i] = len(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r.cells {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	line := func(cells []string, span string) {
+		var b strings.Builder
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-len(c))
+			if t.right[i] {
+				b.WriteString(pad + c)
+			} else if i == len(cells)-1 && span == "" {
+				b.WriteString(c) // no trailing blanks
+			} else {
+				b.WriteString(c + pad)
+			}
+		}
+		if span != "" {
+			b.WriteString("  " + span)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(t.header, "")
+	for _, r := range t.rows {
+		line(r.cells, r.span)
+	}
+}
+
+// tablePrinter writes the human-readable report.
+type tablePrinter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *tablePrinter) printf(format string, a ...any) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = fmt.Fprintf(p.w, format, a...)
+}
+
+func (p *tablePrinter) header(r *Report) {
+	from := ""
+	if r.From != r.Dir {
+		from = fmt.Sprintf(", source file in %s (%s)", r.From, r.FromFS)
+	}
+	p.printf("fastcp --benchmark: copies into %s (%s)%s\n", r.Dir, r.DirFS, from)
+	p.printf("test file %s of random bytes, %d timed run%s per row: median time, min-max, MB/s = 10^6 bytes/s\n",
+		formatSize(r.SizeBytes), r.Runs, plural(r.Runs))
+	p.printf("CPU = user and system seconds of the copying thread (getrusage RUSAGE_THREAD); syscalls = the copier's own counts\n")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func secs(s float64) string { return fmt.Sprintf("%.3f", s) }
+
+// section prints one copy section.
+func (p *tablePrinter) section(s *Section) {
+	p.printf("\n%d. %s, %s cache\n", s.Number, s.Title, s.Cache)
+	p.printf("   timed: %s\n", s.Timed)
+	if s.Note != "" {
+		p.printf("   %s\n", s.Note)
+	}
+	t := &table{}
+	var first []string
+	var firstRight []bool
+	switch s.Number {
+	case 1:
+		first, firstRight = []string{"strategy"}, []bool{false}
+	case 2:
+		first, firstRight = []string{"buffer", "loops"}, []bool{true, true}
+	case 3:
+		first, firstRight = []string{"sync", "strategy", "open flags"}, []bool{false, false, false}
+	}
+	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls", "calls by strategy (bytes)")
+	t.right = append(firstRight, true, true, true, true, true, true, true, false)
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		var lead []string
+		switch s.Number {
+		case 1:
+			lead = []string{strategyLabel(r)}
+		case 2:
+			loops := int64(0)
+			if r.BufferSize > 0 {
+				loops = (r.Bytes + int64(r.BufferSize) - 1) / int64(r.BufferSize)
+			}
+			lead = []string{formatSize(int64(r.BufferSize)), fmt.Sprint(loops)}
+		case 3:
+			flags := r.OpenFlags
+			if flags == "" {
+				flags = "-"
+			}
+			lead = []string{r.Sync, strategyLabel(r), flags}
+		}
+		if r.Refused {
+			if len(lead) == 1 {
+				t.addSpan(lead[0], "refused: "+r.Error)
+			} else {
+				t.addSpan(strings.Join(lead, "  "), "refused: "+r.Error)
+			}
+			continue
+		}
+		t.add(append(lead,
+			fmt.Sprint(r.Runs),
+			secs(r.MedianS),
+			secs(r.MinS)+"-"+secs(r.MaxS),
+			fmt.Sprintf("%.0f", r.MBps),
+			fmt.Sprintf("%.2f", r.UserS),
+			fmt.Sprintf("%.2f", r.SysS),
+			fmt.Sprint(r.Syscalls),
+			describeCalls(r.Calls))...)
+	}
+	if p.err == nil {
+		var b strings.Builder
+		t.write(&b)
+		p.printf("%s", b.String())
+	}
+}
+
+func strategyLabel(r *Row) string {
+	if r.Strategy == copier.RW.String() {
+		return fmt.Sprintf("rw (%s)", formatSize(int64(r.BufferSize)))
+	}
+	return r.Strategy
+}
+
+// syscallCost prints section 4.
+func (p *tablePrinter) syscallCost(c *SyscallCost) {
+	p.printf("\n4. Cost of one system call against a function call (%d run%s, median)\n", c.Runs, plural(c.Runs))
+	p.printf("   timed: the calling thread's CPU time (%s), so waiting for a busy CPU does not count\n", c.Clock)
+	t := &table{
+		header: []string{"call", "calls/run", "ns/call", "min-max ns", "user s", "sys s"},
+		right:  []bool{false, true, true, true, true, true},
+	}
+	t.add("getpid ("+c.SyscallMethod+")", fmt.Sprint(c.Syscalls), fmt.Sprintf("%.1f", c.SyscallNs),
+		fmt.Sprintf("%.1f-%.1f", c.SyscallMinNs, c.SyscallMaxNs), fmt.Sprintf("%.2f", c.SyscallUserS), fmt.Sprintf("%.2f", c.SyscallSysS))
+	t.add("function call (//go:noinline)", fmt.Sprint(c.FuncCalls), fmt.Sprintf("%.2f", c.FuncNs),
+		fmt.Sprintf("%.2f-%.2f", c.FuncMinNs, c.FuncMaxNs), "", "")
+	if p.err == nil {
+		var b strings.Builder
+		t.write(&b)
+		p.printf("%s", b.String())
+	}
+	p.printf("one system call costs as much as %.0f function calls\n", c.Ratio)
+}
+
+// footer prints the notes and the verdict.
+func (p *tablePrinter) footer(r *Report) {
+	p.printf("\n")
+	for _, n := range r.Notes {
+		p.printf("note: %s\n", n)
+	}
+	where := fmt.Sprintf("%s (%s)", r.Dir, r.DirFS)
+	if r.From != r.Dir {
+		where = fmt.Sprintf("from %s (%s) to %s (%s)", r.From, r.FromFS, r.Dir, r.DirFS)
+	}
+	if r.Fastest == "" {
+		p.printf("no strategy worked on %s\n", where)
+		return
+	}
+	p.printf("fastest strategy on %s: %s (%.0f MB/s, cold cache)\n", where, r.Fastest, r.FastestMBps)
+}
