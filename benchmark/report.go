@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -123,7 +124,9 @@ func describeCalls(m map[string]CallCount) string {
 	return strings.Join(parts, ", ")
 }
 
-// formatSize prints a byte count in binary units: "256 MiB", "1.5 GiB", "4 KiB".
+// formatSize prints a byte count in binary units: "256 MiB", "1.5 GiB",
+// "4 KiB", rounded down to a tenth, so that "127.9 MiB available" is never
+// printed as the 128 MiB that is needed.
 func formatSize(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	v := float64(n)
@@ -131,10 +134,10 @@ func formatSize(n int64) string {
 	for ; i < len(units)-1 && (v >= 1024 || v <= -1024); i++ {
 		v /= 1024
 	}
-	if v == float64(int64(v)) {
+	if v == math.Trunc(v) {
 		return fmt.Sprintf("%d %s", int64(v), units[i])
 	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
+	return fmt.Sprintf("%.1f %s", math.Trunc(v*10)/10, units[i])
 }
 
 // quote quotes a file name in messages as cp does.

@@ -1,0 +1,581 @@
+package benchmark
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"fastcp/copier"
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want summary
+	}{
+		{nil, summary{}},
+		{[]float64{2.5}, summary{2.5, 2.5, 2.5}},
+		{[]float64{3, 1, 2}, summary{2, 1, 3}},
+		{[]float64{4, 1, 3, 2}, summary{2.5, 1, 4}},
+		{[]float64{1, 1, 9}, summary{1, 1, 9}},
+		{[]float64{0.5, 0.25, 10, 0.75, 0.3}, summary{0.5, 0.25, 10}},
+	}
+	for _, tt := range tests {
+		in := slices.Clone(tt.in)
+		if got := summarize(tt.in); got != tt.want {
+			t.Errorf("summarize(%v) = %+v, want %+v", tt.in, got, tt.want)
+		}
+		if !slices.Equal(in, tt.in) {
+			t.Errorf("summarize reordered its argument: %v, was %v", tt.in, in)
+		}
+	}
+}
+
+func TestMedianInt(t *testing.T) {
+	tests := []struct {
+		in   []int64
+		want int64
+	}{
+		{nil, 0},
+		{[]int64{7}, 7},
+		{[]int64{9, 3, 5}, 5},
+		{[]int64{4, 1, 3, 2}, 2}, // (2+3)/2 rounded down
+		{[]int64{515, 515, 517}, 515},
+	}
+	for _, tt := range tests {
+		if got := medianInt(tt.in); got != tt.want {
+			t.Errorf("medianInt(%v) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMBPerSec(t *testing.T) {
+	if got := mbPerSec(256<<20, 0.5); math.Abs(got-536.870912) > 1e-9 {
+		t.Errorf("mbPerSec(256 MiB, 0.5 s) = %v, want 536.870912", got)
+	}
+	if got := mbPerSec(1, 0); got != 0 {
+		t.Errorf("mbPerSec(1, 0) = %v, want 0", got)
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	tests := map[int64]string{
+		0:                 "0 B",
+		4096:              "4 KiB",
+		1 << 20:           "1 MiB",
+		256 << 20:         "256 MiB",
+		3 << 29:           "1.5 GiB",
+		16<<20 - 16<<10*3: "15.9 MiB",
+	}
+	for n, want := range tests {
+		if got := formatSize(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestTableAlignment(t *testing.T) {
+	tb := &table{header: []string{"name", "n", "note"}, right: []bool{false, true, false}}
+	tb.add("a", "1", "x")
+	tb.add("longer", "1000", "")
+	tb.addSpan("gone", "refused: EXDEV")
+	var b strings.Builder
+	tb.write(&b)
+	want := "" +
+		"name       n  note\n" +
+		"a          1  x\n" +
+		"longer  1000\n" +
+		"gone    refused: EXDEV\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// testSize is the test file of the unit-test runs: big enough for every
+// strategy to make more than one call, small enough to take a second.
+const testSize = 1 << 20
+
+// run runs the benchmark as fastcp would and returns its exit status and output.
+func run(t *testing.T, c Config) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(c, &out, &errb, "fastcp")
+	return code, out.String(), errb.String()
+}
+
+// jsonRun is one --json run in a temporary directory, shared by the tests
+// that read its document.
+var jsonRun struct {
+	once           sync.Once
+	dir            string
+	code           int
+	stdout, stderr string
+}
+
+func runJSON(t *testing.T) (doc []byte, dir string) {
+	t.Helper()
+	jsonRun.once.Do(func() {
+		d, err := os.MkdirTemp("", "fastcp-benchmark-test-")
+		if err != nil {
+			jsonRun.code, jsonRun.stderr = -1, err.Error()
+			return
+		}
+		jsonRun.dir = d
+		var out, errb bytes.Buffer
+		jsonRun.code = Run(Config{Dir: d, Size: testSize, Runs: 2, JSON: true}, &out, &errb, "fastcp")
+		jsonRun.stdout, jsonRun.stderr = out.String(), errb.String()
+	})
+	if jsonRun.code != 0 {
+		t.Fatalf("exit %d, stderr %q", jsonRun.code, jsonRun.stderr)
+	}
+	if jsonRun.stderr != "" {
+		t.Errorf("stderr must be empty (not a terminal), got %q", jsonRun.stderr)
+	}
+	return []byte(jsonRun.stdout), jsonRun.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if jsonRun.dir != "" {
+		os.RemoveAll(jsonRun.dir)
+	}
+	os.Exit(code)
+}
+
+// rowKeys are the keys every row of the JSON document must carry.
+var rowKeys = []string{
+	"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs",
+	"median_s", "min_s", "max_s", "mb_per_s", "user_s", "sys_s", "syscalls",
+	"calls", "open_flags", "refused", "errno", "error",
+}
+
+func TestJSONEveryRowCarriesEveryField(t *testing.T) {
+	doc, dir := runJSON(t)
+	if !json.Valid(doc) {
+		t.Fatalf("stdout is not one JSON document:\n%s", doc)
+	}
+	// Exactly one document: nothing after it but the newline.
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Fatal("more than one JSON value on stdout")
+	}
+	for _, k := range []string{"schema", "dir", "dir_fs", "from", "from_fs", "size_bytes", "runs", "sections", "syscall_cost", "fastest", "fastest_mb_per_s", "seconds", "notes"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("document lacks %q", k)
+		}
+	}
+	sections := raw["sections"].([]any)
+	if len(sections) != 3 {
+		t.Fatalf("%d sections, want 3", len(sections))
+	}
+	for _, s := range sections {
+		for _, r := range s.(map[string]any)["rows"].([]any) {
+			row := r.(map[string]any)
+			for _, k := range rowKeys {
+				if _, ok := row[k]; !ok {
+					t.Errorf("section %v row %v lacks %q", row["section"], row["strategy"], k)
+				}
+			}
+			if len(row) != len(rowKeys) {
+				t.Errorf("row has %d keys, want %d: %v", len(row), len(rowKeys), row)
+			}
+			calls := row["calls"].(map[string]any)
+			for _, k := range callKeys {
+				c, ok := calls[k].(map[string]any)
+				if !ok {
+					t.Errorf("row %v: calls lacks %q", row["strategy"], k)
+					continue
+				}
+				if _, ok := c["calls"]; !ok {
+					t.Errorf("row %v: calls[%q] lacks calls", row["strategy"], k)
+				}
+				if _, ok := c["bytes"]; !ok {
+					t.Errorf("row %v: calls[%q] lacks bytes", row["strategy"], k)
+				}
+			}
+		}
+	}
+	cost := raw["syscall_cost"].(map[string]any)
+	for _, k := range []string{"section", "runs", "syscalls_per_run", "syscall_ns", "syscall_min_ns", "syscall_max_ns", "syscall_user_s", "syscall_sys_s", "func_calls_per_run", "func_ns", "func_min_ns", "func_max_ns", "ratio", "syscall_method", "clock"} {
+		if _, ok := cost[k]; !ok {
+			t.Errorf("syscall_cost lacks %q", k)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 {
+		t.Errorf("the benchmark left %d entries in %s: %v", len(ents), dir, ents)
+	}
+}
+
+func decodeReport(t *testing.T) Report {
+	t.Helper()
+	doc, _ := runJSON(t)
+	var r Report
+	if err := json.Unmarshal(doc, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestJSONRows(t *testing.T) {
+	r := decodeReport(t)
+	if r.Schema != 1 || r.SizeBytes != testSize || r.Runs != 2 {
+		t.Errorf("schema %d, size %d, runs %d; want 1, %d, 2", r.Schema, r.SizeBytes, r.Runs, testSize)
+	}
+	var names []string
+	for _, s := range copier.Strategies() {
+		names = append(names, s.String())
+	}
+	var want [][3]string // section, strategy, buffer/sync
+	for _, n := range names {
+		want = append(want, [3]string{"1", n, "none"})
+	}
+	for b := 4 << 10; b <= 16<<20; b *= 2 {
+		want = append(want, [3]string{"2", "rw", fmt.Sprint(b)})
+	}
+	if r.Fastest == "" || !slices.Contains(names, r.Fastest) {
+		t.Fatalf("fastest = %q", r.Fastest)
+	}
+	s3 := []string{r.Fastest}
+	if r.Fastest != "rw" {
+		s3 = append(s3, "rw")
+	}
+	for _, m := range durability.SyncNames {
+		for _, s := range s3 {
+			want = append(want, [3]string{"3", s, m})
+		}
+	}
+	var got [][3]string
+	for i, s := range r.Sections {
+		if s.Number != i+1 {
+			t.Errorf("section %d numbered %d", i+1, s.Number)
+		}
+		if s.Cache != "cold" && s.Cache != "warm" {
+			t.Errorf("section %d cache %q", s.Number, s.Cache)
+		}
+		for _, row := range s.Rows {
+			if row.Section != s.Number {
+				t.Errorf("row %s in section %d says section %d", row.Strategy, s.Number, row.Section)
+			}
+			k := row.Sync
+			if s.Number == 2 {
+				k = fmt.Sprint(row.BufferSize)
+			}
+			got = append(got, [3]string{fmt.Sprint(row.Section), row.Strategy, k})
+			checkRow(t, row)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n got %v\nwant %v", got, want)
+	}
+	c := r.SyscallCost
+	if c.Section != 4 || c.Runs != 2 || c.SyscallNs <= 0 || c.FuncNs <= 0 || c.Syscalls <= 0 || c.FuncCalls <= 0 {
+		t.Errorf("syscall cost: %+v", c)
+	}
+	if c.SyscallMinNs > c.SyscallNs || c.SyscallNs > c.SyscallMaxNs || c.FuncMinNs > c.FuncNs || c.FuncNs > c.FuncMaxNs {
+		t.Errorf("syscall cost: median outside min-max: %+v", c)
+	}
+	if math.Abs(c.Ratio-c.SyscallNs/c.FuncNs) > 1e-9*c.Ratio {
+		t.Errorf("ratio %v, want %v", c.Ratio, c.SyscallNs/c.FuncNs)
+	}
+}
+
+// checkRow checks that a row is consistent and proves its strategy ran.
+func checkRow(t *testing.T, row Row) {
+	t.Helper()
+	name := fmt.Sprintf("section %d %s buffer %d sync %s", row.Section, row.Strategy, row.BufferSize, row.Sync)
+	var sum int64
+	for _, k := range callKeys {
+		sum += row.Calls[k].Calls
+	}
+	if row.Refused {
+		if row.Section != 1 {
+			t.Errorf("%s: refused outside section 1: %s", name, row.Error)
+		}
+		if row.Errno == "" || !strings.Contains(row.Error, row.Errno) || row.Runs != 0 || row.MedianS != 0 {
+			t.Errorf("%s: refused row: errno %q, error %q, runs %d, median %v", name, row.Errno, row.Error, row.Runs, row.MedianS)
+		}
+		if row.Calls[row.Strategy].Calls == 0 {
+			t.Errorf("%s: refused without trying: calls %v", name, row.Calls)
+		}
+		return
+	}
+	if row.Errno != "" || row.Error != "" {
+		t.Errorf("%s: not refused but errno %q, error %q", name, row.Errno, row.Error)
+	}
+	if row.Runs < 1 || row.Runs > 2 {
+		t.Errorf("%s: %d runs", name, row.Runs)
+	}
+	if !(row.MinS > 0 && row.MinS <= row.MedianS && row.MedianS <= row.MaxS) {
+		t.Errorf("%s: min %v, median %v, max %v", name, row.MinS, row.MedianS, row.MaxS)
+	}
+	if math.Abs(row.MBps-float64(row.Bytes)/1e6/row.MedianS) > 1e-6*row.MBps {
+		t.Errorf("%s: %v MB/s, want bytes/median/1e6 = %v", name, row.MBps, float64(row.Bytes)/1e6/row.MedianS)
+	}
+	if row.UserS < 0 || row.SysS < 0 || row.UserS+row.SysS > row.MaxS*1.5+0.05 {
+		t.Errorf("%s: user %v s, sys %v s for at most %v s of wall time", name, row.UserS, row.SysS, row.MaxS)
+	}
+	// The strategy the row names moved every byte, no other one made a call.
+	for _, k := range callKeys {
+		c := row.Calls[k]
+		switch {
+		case k == row.Strategy:
+			if c.Calls == 0 || c.Bytes != row.Bytes {
+				t.Errorf("%s: %s made %d calls moving %d bytes, want all %d", name, k, c.Calls, c.Bytes, row.Bytes)
+			}
+		case k == "other":
+			if c.Calls < 2 {
+				t.Errorf("%s: %d other calls, want at least the 2 fstat", name, c.Calls)
+			}
+		case c.Calls != 0 || c.Bytes != 0:
+			t.Errorf("%s: %s made %d calls (%d bytes) in a forced %s copy", name, k, c.Calls, c.Bytes, row.Strategy)
+		}
+	}
+	if row.Syscalls != sum {
+		// Syscalls is the median over runs, calls the median run's: with
+		// identical runs (always, for regular files) they agree.
+		t.Errorf("%s: syscalls %d, calls add up to %d", name, row.Syscalls, sum)
+	}
+	if row.Section == 3 {
+		want := map[string]string{"osync": "O_SYNC", "odsync": "O_DSYNC"}[row.Sync]
+		if row.OpenFlags != want {
+			t.Errorf("%s: open flags %q, want %q", name, row.OpenFlags, want)
+		}
+	}
+}
+
+// TestRW4KiBCalls checks the system call count of the 4 KiB rw row exactly:
+// the loop reads a 4 KiB block and writes it, size/4096 times, then one
+// more read returns 0 at end of file. The copier counts reads and writes of
+// the rw loop together; the engine's own calls are the two fstat (source,
+// destination): a file with all its blocks is not walked for holes.
+func TestRW4KiBCalls(t *testing.T) {
+	r := decodeReport(t)
+	var row *Row
+	for i := range r.Sections[1].Rows {
+		if r.Sections[1].Rows[i].BufferSize == 4096 {
+			row = &r.Sections[1].Rows[i]
+		}
+	}
+	if row == nil {
+		t.Fatal("no 4 KiB row in section 2")
+	}
+	blocks := int64(testSize / 4096)
+	if got, want := row.Calls["rw"].Calls, 2*blocks+1; got != want {
+		t.Errorf("rw at 4 KiB made %d calls for %d bytes, want %d (%d reads + 1 read at EOF + %d writes)",
+			got, row.Bytes, want, blocks, blocks)
+	}
+	if got := row.Calls["rw"].Bytes; got != testSize {
+		t.Errorf("rw at 4 KiB moved %d bytes, want %d", got, testSize)
+	}
+	if got := row.Calls["other"].Calls; got != 2 {
+		t.Errorf("%d other calls, want 2 (fstat of source and destination)", got)
+	}
+	if row.Syscalls != 2*blocks+3 {
+		t.Errorf("syscalls %d, want %d", row.Syscalls, 2*blocks+3)
+	}
+}
+
+func TestTables(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := run(t, Config{Dir: dir, Size: 64 << 10, Runs: 1})
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, s := range copier.Strategies() {
+		if !strings.Contains(out, "\n"+s.String()+" ") {
+			t.Errorf("section 1 has no %s row:\n%s", s, out)
+		}
+	}
+	for _, want := range []string{
+		"\n1. Strategies", "\n2. rw loop by buffer size", "\n3. --sync modes", "\n4. Cost of one system call",
+		"  4 KiB", " 16 MiB", "\nosync ", "\nodsync ", "getpid (raw syscall)", "MB/s", "time s", "user s", "sys s", "syscalls",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "fastest strategy on "+dir) {
+		t.Errorf("last line %q does not name the fastest strategy", last)
+	}
+	if strings.Contains(out, "\r") || strings.Contains(out, "\x1b") {
+		t.Errorf("progress escapes on stdout:\n%q", out)
+	}
+	assertEmpty(t, dir)
+}
+
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in %s: %v", dir, names)
+	}
+}
+
+// fakeStatfs makes statfs report avail bytes free in dirs (others as they are).
+func fakeStatfs(t *testing.T, avail int64, dirs ...string) {
+	t.Helper()
+	real := statfs
+	t.Cleanup(func() { statfs = real })
+	statfs = func(path string, st *unix.Statfs_t) error {
+		if err := real(path, st); err != nil {
+			return err
+		}
+		if slices.Contains(dirs, path) {
+			st.Bsize = 4096
+			st.Bavail = uint64(avail / 4096)
+		}
+		return nil
+	}
+}
+
+func TestFreeSpaceRefusal(t *testing.T) {
+	dir, from := t.TempDir(), t.TempDir()
+	tests := []struct {
+		name    string
+		c       Config
+		tight   string
+		message string
+	}{
+		{"dir", Config{Dir: dir, Size: 64 << 20}, dir,
+			"fastcp: not enough free space in '" + dir + "' for the benchmark: 127.9 MiB available, 128 MiB needed (twice --bench-size); try a smaller --bench-size\n"},
+		{"from", Config{Dir: dir, From: from, Size: 8 << 20}, from,
+			"fastcp: not enough free space in '" + from + "' for the benchmark: 15.9 MiB available, 16 MiB needed (twice --bench-size); try a smaller --bench-size\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeStatfs(t, 2*tt.c.Size-4096, tt.tight)
+			code, out, errs := run(t, tt.c)
+			if code != 1 || out != "" || errs != tt.message {
+				t.Errorf("exit %d, stdout %q, stderr:\n %q\nwant exit 1, no stdout, stderr:\n %q", code, out, errs, tt.message)
+			}
+			assertEmpty(t, dir)
+			assertEmpty(t, from)
+		})
+	}
+	t.Run("exactly enough", func(t *testing.T) {
+		fakeStatfs(t, 2*64<<10, dir)
+		code, _, errs := run(t, Config{Dir: dir, Size: 64 << 10, Runs: 1, JSON: true})
+		if code != 0 {
+			t.Errorf("exit %d with exactly twice the size free: %s", code, errs)
+		}
+		assertEmpty(t, dir)
+	})
+}
+
+func TestBadDirectory(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	code, out, errs := run(t, Config{Dir: missing, Size: 64 << 10, Runs: 1})
+	if want := "fastcp: cannot access '" + missing + "': No such file or directory\n"; code != 1 || out != "" || errs != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1, \"\", %q", code, out, errs, want)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = run(t, Config{Dir: dir, From: file, Size: 64 << 10, Runs: 1})
+	if want := "fastcp: '" + file + "' is not a directory\n"; code != 1 || errs != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, errs, want)
+	}
+}
+
+// TestErrorRemovesFiles makes writing the test file fail half-way (a file
+// size limit: Go ignores SIGXFSZ, so write returns EFBIG) and checks that
+// the benchmark says so and leaves nothing behind.
+func TestErrorRemovesFiles(t *testing.T) {
+	dir := t.TempDir()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = 256 << 10
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip("cannot lower RLIMIT_FSIZE:", err)
+	}
+	code, _, errs := run(t, Config{Dir: dir, Size: 1 << 20, Runs: 1})
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.HasPrefix(errs, "fastcp: cannot write '"+dir+"/"+privatePrefix) || !strings.HasSuffix(errs, "/source': File too large\n") {
+		t.Errorf("exit %d, stderr %q; want 1 and a write error", code, errs)
+	}
+	assertEmpty(t, dir)
+}
+
+// TestInterruptRemovesEverything runs the hook the signal handler calls.
+func TestInterruptRemovesEverything(t *testing.T) {
+	dir := t.TempDir()
+	w := &workspace{}
+	p, err := w.mkdir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(p), privatePrefix) {
+		t.Errorf("private directory %s does not start with %s", p, privatePrefix)
+	}
+	f, err := w.create(filepath.Join(p, "source"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w.interrupted()
+	assertEmpty(t, dir)
+	if w.mu.TryLock() {
+		t.Error("the interrupt hook must keep the workspace locked until the process exits")
+	}
+}
+
+func TestResidentFraction(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := writeRandom(f, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if fr, err := residentFraction(f, 1<<20); err != nil || fr != 1 {
+		t.Errorf("just written: resident %v, %v; want 1", fr, err)
+	}
+	if err := evict(f); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Type == unix.TMPFS_MAGIC {
+		t.Skip("tmpfs cannot evict")
+	}
+	if fr, err := residentFraction(f, 1<<20); err != nil || fr >= coldThreshold {
+		t.Errorf("evicted: resident %v, %v; want 0", fr, err)
+	}
+}
