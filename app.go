@@ -29,6 +29,8 @@ type app struct {
 	memo  copier.Memo
 	seq   sequencer
 
+	progress *progress // nil: no progress bar
+
 	// work runs entry copies on -j workers; nil: in the walker itself.
 	work chan func()
 	wg   sync.WaitGroup
@@ -59,7 +61,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return 0
 	}
 	out.quiet = opts.Quiet
-	stop := handleSignals()
+	stop := handleSignals(out)
 	defer stop()
 
 	if opts.Benchmark {
@@ -81,9 +83,13 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 	a.seq.out = out
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))
+	a.startProgress(stderr)
 	a.startWorkers()
 	a.copyAll()
 	a.finish()
+	if a.progress != nil {
+		a.progress.finish(out)
+	}
 	if out.outErr != nil {
 		out.errorf("write error: %s", errText(out.outErr))
 		return 1
@@ -107,7 +113,7 @@ func versionString() string {
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove the temporary files
 // in progress before the process exits with 128+signal (130, 143, 129):
 // without signal.Notify, Go would die without running any cleanup.
-func handleSignals() (stop func()) {
+func handleSignals(out *output) (stop func()) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	// A closed stdout (-v into `head`) must be an error, not a silent death.
@@ -117,6 +123,10 @@ func handleSignals() (stop func()) {
 		select {
 		case s := <-c:
 			durability.RemoveTempsForExit()
+			out.mu.Lock()
+			if out.clearLine != nil {
+				out.clearLine()
+			}
 			os.Exit(128 + int(s.(syscall.Signal)))
 		case <-done:
 		}

@@ -133,7 +133,13 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if o.Verbose || o.Debug {
 		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
 	}
+	var counter copier.Counter
+	if a.progress != nil {
+		counter = a.progress
+		a.progress.describe("copying " + quote(dst))
+	}
 	res, err := copyData(dest.File, srcF, copier.Options{
+		Progress:   counter,
 		Strategy:   o.Strategy,
 		Reflink:    o.Reflink,
 		Sparse:     o.Sparse,
@@ -150,6 +156,10 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		err = a.setAttrs(dest, srcF, sfi, dfi, newFile, dst)
 	}
 	if err == nil {
+		if a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
+			// Honest: the bytes are copied, the flush is what takes time now.
+			a.progress.describe("flushing " + quote(dst))
+		}
 		err = dest.Commit(srcF)
 	} else {
 		dest.Abort()

@@ -28,6 +28,9 @@ type output struct {
 	stderr io.Writer
 	quiet  bool
 	outErr error // first error writing stdout (EPIPE with -v into a closed pipe)
+	// clearLine, when set, removes the progress bar from the terminal
+	// before a line is printed; called with mu held.
+	clearLine func()
 }
 
 // println writes one line to stdout.
@@ -36,6 +39,9 @@ func (o *output) println(line string) {
 	defer o.mu.Unlock()
 	if o.outErr != nil {
 		return
+	}
+	if o.clearLine != nil {
+		o.clearLine()
 	}
 	if _, err := io.WriteString(o.stdout, line+"\n"); err != nil {
 		o.outErr = err
@@ -46,6 +52,9 @@ func (o *output) println(line string) {
 func (o *output) errorf(format string, a ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.clearLine != nil {
+		o.clearLine()
+	}
 	fmt.Fprintf(o.stderr, "%s: %s\n", o.prog, fmt.Sprintf(format, a...))
 }
 
