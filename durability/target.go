@@ -1,8 +1,26 @@
 // Package durability decides how a destination comes into being and when it
 // is safe: a temporary file beside DEST renamed over it only after the copy
-// succeeded (or DEST itself for --inplace, devices and FIFOs), the --sync
-// flush, the directory fsync, and the cleanup of temporary files on errors
-// and fatal signals.
+// succeeded (or DEST itself for --inplace, devices and FIFOs), O_SYNC or
+// O_DSYNC set in the open call, writeback started behind the copy, the
+// --sync flush, the read-back of --verify, the directory fsync, drop-behind
+// for --nocache, and the cleanup of temporary files on errors and fatal
+// signals.
+//
+// The order of a durable commit (every --sync mode but none) is the one
+// that survives a crash at any point with either the old DEST or the whole
+// new one:
+//
+//	copy -> fdatasync/fsync the temporary file -> [verify] -> close
+//	     -> rename it over DEST -> fsync DEST's directory
+//
+// The data must be on the device before the rename is (ext4's
+// auto_da_alloc hides a missing fsync for renames over an existing file,
+// xfs and btrfs do not), and the rename itself is only durable once the
+// directory holding the new entry was fsynced: "Calling fsync() does not
+// necessarily ensure that the entry in the directory containing the file
+// has also reached disk. For that an explicit fsync() on a file descriptor
+// for the directory is also needed." (fsync(2)). Only DEST's own directory
+// is synced: its parents' entries did not change.
 package durability
 
 import (
@@ -11,7 +29,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,26 +44,41 @@ const TempPrefix = ".fastcp-"
 // which must stay within NAME_MAX (255 bytes).
 const maxTempBase = 200
 
-// Options say how a destination is opened.
+// Options say how a destination is opened and committed.
 type Options struct {
 	// InPlace writes into Path itself: for --inplace, devices and FIFOs.
 	InPlace bool
 	// Truncate, with InPlace, truncates a regular file first (O_TRUNC).
 	Truncate bool
-	// Flags are extra open(2) flags: O_SYNC or O_DSYNC for --sync modes
-	// that need them, set in the open call (fcntl F_SETFL cannot add them).
+	// Flags are extra open(2) flags. O_SYNC and O_DSYNC need not be
+	// given: Sync adds them (SyncMode.OpenFlags).
 	Flags int
 	// Perm is the mode a new in-place file is created with.
 	Perm os.FileMode
 	// Sync is the --sync mode: how the data and the directory entry are
 	// made durable before Commit returns.
 	Sync SyncMode
-	// NoCache drops the destination's (and, at Commit, the source's) pages
-	// from the page cache behind the copy.
+	// NoCache drops the destination's and the source's pages from the
+	// page cache behind the copy (--nocache).
 	NoCache bool
 	// Verify makes Commit read the destination back past the page cache
 	// and compare its checksum with the source's before the rename.
 	Verify bool
+
+	// Source, when set, is the file being copied: with NoCache its pages
+	// are dropped behind the copy from Written, and at Abort. Without it
+	// the source is dropped only at Commit (from Commit's argument).
+	Source *os.File
+	// WritebackWindow is how many bytes one sync_file_range call starts
+	// writing; 0 means DefaultWritebackWindow.
+	WritebackWindow int64
+	// WritebackDepth is how many started windows may be in flight before
+	// Written waits for the oldest; 0 means DefaultWritebackDepth.
+	WritebackDepth int
+	// FlushEvery is how many bytes are started between background
+	// fdatasyncs during the copy (--sync modes only); 0 means
+	// DefaultFlushEvery, < 0 none.
+	FlushEvery int64
 }
 
 // Destination is a file being written.
@@ -52,6 +87,50 @@ type Destination struct {
 	File *os.File // where the copy writes
 	temp string   // the temporary file's path; "" when writing in place
 	done bool
+
+	opts  Options
+	fd    int    // File's descriptor, kept alive with File
+	ftype uint32 // S_IFMT of the open destination
+	wb    writeback
+	stats Stats
+}
+
+// Stats says what the durability steps of one destination did and cost.
+type Stats struct {
+	// Pipelined is true when writeback ran behind the copy.
+	Pipelined bool
+	// Unsupported is why sync_file_range was given up (EINVAL, ENOSYS,
+	// EOPNOTSUPP, ESPIPE), nil when it worked or was not tried.
+	Unsupported error
+	// WritebackCalls counts sync_file_range calls; Started is the bytes
+	// whose write-out they started before the final flush.
+	WritebackCalls int
+	Started        int64
+	// WritebackWait is the time Written spent waiting for older windows.
+	WritebackWait time.Duration
+	// BackgroundFlushes counts the fdatasyncs run during the copy.
+	BackgroundFlushes int
+	// Flush is the time of the final fdatasync/fsync (or, for --nocache
+	// without --sync, of waiting for the last windows).
+	Flush time.Duration
+	// Verify is the time of --verify's read-back and comparison;
+	// VerifyDirect is true when the read-back used O_DIRECT.
+	Verify       time.Duration
+	VerifyDirect bool
+	// DirSync is the time of the directory fsync.
+	DirSync time.Duration
+}
+
+// Stats returns what the durability steps did so far.
+func (d *Destination) Stats() Stats {
+	s := d.stats
+	s.Pipelined = d.wb.calls > 0 && d.wb.unsupported == nil
+	s.Unsupported = d.wb.unsupported
+	s.WritebackCalls = d.wb.calls
+	s.Started = d.wb.started
+	s.WritebackWait = d.wb.waited
+	s.BackgroundFlushes = d.wb.flushes
+	return s
 }
 
 // InPlace reports whether the copy writes into Path itself.
@@ -61,10 +140,13 @@ func (d *Destination) InPlace() bool { return d.temp == "" }
 func (d *Destination) TempPath() string { return d.temp }
 
 // Create opens the destination for path: a new temporary file, mode 0600,
-// in path's directory, or path itself when o.InPlace.
+// in path's directory, or path itself when o.InPlace. The open call carries
+// O_SYNC or O_DSYNC when o.Sync asks for them.
 func Create(path string, o Options) (*Destination, error) {
+	flags := o.Flags | o.Sync.OpenFlags()
+	var d *Destination
 	if o.InPlace {
-		flags := os.O_WRONLY | os.O_CREATE | o.Flags
+		flags |= os.O_WRONLY | os.O_CREATE
 		if o.Truncate {
 			flags |= os.O_TRUNC
 		}
@@ -76,47 +158,80 @@ func Create(path string, o Options) (*Destination, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Destination{Path: path, File: f}, nil
-	}
-	dir, base := filepath.Split(path)
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
-	}
-	for {
-		var rnd [6]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return nil, err
+		d = &Destination{Path: path, File: f}
+	} else {
+		dir, base := filepath.Split(path)
+		if len(base) > maxTempBase {
+			base = base[:maxTempBase]
 		}
-		temp := filepath.Join(dir, TempPrefix+base+"."+hex.EncodeToString(rnd[:]))
-		// Opened and registered under the registry lock, so a signal
-		// cannot leave it behind between the two.
-		reg.Lock()
-		f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|o.Flags, 0o600)
-		if err == nil {
-			if reg.temps == nil {
-				reg.temps = make(map[string]struct{})
+		for {
+			var rnd [6]byte
+			if _, err := rand.Read(rnd[:]); err != nil {
+				return nil, err
 			}
-			reg.temps[temp] = struct{}{}
+			temp := filepath.Join(dir, TempPrefix+base+"."+hex.EncodeToString(rnd[:]))
+			// Opened and registered under the registry lock, so a signal
+			// cannot leave it behind between the two.
+			reg.Lock()
+			f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
+			if err == nil {
+				if reg.temps == nil {
+					reg.temps = make(map[string]struct{})
+				}
+				reg.temps[temp] = struct{}{}
+			}
+			reg.Unlock()
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			d = &Destination{Path: path, File: f, temp: temp}
+			break
 		}
-		reg.Unlock()
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &Destination{Path: path, File: f, temp: temp}, nil
 	}
+	d.opts = o
+	d.fd = int(d.File.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err == nil {
+		d.ftype = st.Mode & unix.S_IFMT
+	}
+	d.wb.init(d, o)
+	return d, nil
+}
+
+// syncable reports whether the destination holds data that fsync and
+// sync_file_range can write out: a regular file or a block device. A FIFO
+// or a character device has no page cache, and fsync on one fails with
+// EINVAL ("fd is bound to a special file ... which does not support
+// synchronization", fsync(2)).
+func (d *Destination) syncable() bool {
+	return d.ftype == unix.S_IFREG || d.ftype == unix.S_IFBLK
 }
 
 // Abort gives up: closes the file and removes the temporary file. An
-// in-place destination is left as it is (partial).
+// in-place destination is left as it is (partial). Nothing is flushed.
 func (d *Destination) Abort() {
 	if d.done {
 		return
 	}
 	d.done = true
-	d.File.Close()
+	d.wb.waitFlush()
+	if d.opts.NoCache {
+		if d.temp == "" && d.syncable() {
+			// In place: drop what is already clean; dirty pages stay
+			// (POSIX_FADV_DONTNEED never discards them).
+			fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
+		}
+		dropSource(d.opts.Source)
+	}
+	closeFile(d.File)
+	d.removeTemp()
+}
+
+// removeTemp removes the temporary file, if any, and forgets it.
+func (d *Destination) removeTemp() {
 	if d.temp != "" {
 		os.Remove(d.temp)
 		untrack(d.temp)
@@ -124,45 +239,148 @@ func (d *Destination) Abort() {
 }
 
 // Written is the copier's hook (copier.Options.Written): bytes [off, off+n)
-// of the destination were just written.
-func (d *Destination) Written(off, n int64) {}
+// of the destination were just written. With a --sync mode or --nocache it
+// starts their writeback behind the copy (see writeback). A writeback error
+// found here is kept and returned by Commit.
+func (d *Destination) Written(off, n int64) {
+	d.wb.written(off, n)
+	runtime.KeepAlive(d.File)
+}
 
-// Commit finishes a successful copy of src: closes the file (a close error
-// is a failure: NFS and some FUSE filesystems report write errors there) and
-// renames the temporary file over Path. Attributes must be set on File
-// before. On error the temporary file is removed and Path is untouched.
+// Commit finishes a successful copy of src (which may be nil when there is
+// nothing to drop or verify): it reports any writeback error seen during the
+// copy, flushes the file as the --sync mode says, verifies it, closes it (a
+// close error is a failure: NFS and some FUSE filesystems report write errors
+// there), renames the temporary file over Path and fsyncs Path's directory.
+// Attributes must be set on File before. On an error before the rename the
+// temporary file is removed and Path is untouched; no step is retried.
 func (d *Destination) Commit(src *os.File) error {
 	if d.done {
 		return errors.New("destination already finished")
 	}
-	if err := d.File.Close(); err != nil {
-		d.done = true
-		if d.temp != "" {
-			os.Remove(d.temp)
-			untrack(d.temp)
-		}
+	d.done = true
+	if src == nil {
+		src = d.opts.Source
+	}
+	if err := d.settle(src); err != nil {
+		closeFile(d.File)
+		d.removeTemp()
+		return err
+	}
+	if err := closeFile(d.File); err != nil {
+		d.removeTemp()
 		return &Error{Op: "close", Err: err}
 	}
-	d.done = true
-	if d.temp == "" {
-		return nil
+	if d.temp != "" {
+		reg.Lock()
+		err := rename(d.temp, d.Path)
+		if err != nil {
+			os.Remove(d.temp)
+		}
+		delete(reg.temps, d.temp)
+		reg.Unlock()
+		if err != nil {
+			return &Error{Op: "rename", Err: err}
+		}
 	}
-	reg.Lock()
-	err := os.Rename(d.temp, d.Path)
-	if err != nil {
-		os.Remove(d.temp)
-	}
-	delete(reg.temps, d.temp)
-	reg.Unlock()
-	if err != nil {
-		return &Error{Op: "rename", Err: err}
+	// The directory entry: the rename above, or the entry an in-place
+	// copy created. A device's entry in /dev did not change.
+	if d.opts.Sync != SyncNone && d.ftype == unix.S_IFREG {
+		t := time.Now()
+		err := syncDir(filepath.Dir(d.Path))
+		d.stats.DirSync = time.Since(t)
+		if err != nil {
+			return &Error{Op: "fsync directory", Err: err}
+		}
 	}
 	return nil
 }
 
+// settle does everything between the last byte copied and the close: it
+// reports a writeback error seen during the copy, flushes, verifies and
+// drops pages for --nocache.
+func (d *Destination) settle(src *os.File) error {
+	defer runtime.KeepAlive(d.File)
+	if err := d.wb.waitFlush(); err != nil {
+		// A failed background fdatasync is final, and so is a failed
+		// sync_file_range wait, which already consumed the error: the
+		// file's error cursor moved past it (file_check_and_advance_wb_err
+		// in mm/filemap.c), so the fdatasync below would return 0.
+		return &Error{Op: d.wb.errOp, Err: err}
+	}
+	if !d.syncable() {
+		return d.verifyIfAsked(src)
+	}
+	op := d.opts.Sync.FlushOp()
+	if op == "" && d.opts.Verify {
+		// Reading the data back from the device needs it there first.
+		op = "fdatasync"
+	}
+	t := time.Now()
+	if op != "" {
+		if err := flush(d.fd, op); err != nil {
+			d.stats.Flush = time.Since(t)
+			return &Error{Op: op, Err: err}
+		}
+	} else if d.opts.NoCache {
+		// --nocache without a flush: write back and wait for the last
+		// windows (and what is still pending), so they can be dropped.
+		if err := d.wb.drain(); err != nil {
+			d.stats.Flush = time.Since(t)
+			return &Error{Op: d.wb.errOp, Err: err}
+		}
+	}
+	d.stats.Flush = time.Since(t)
+	if err := d.verifyIfAsked(src); err != nil {
+		return err
+	}
+	if d.opts.NoCache {
+		// Every page is clean now: drop the whole file, the windows the
+		// pipeline did not drop included.
+		fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
+		dropSource(src)
+	}
+	return nil
+}
+
+func (d *Destination) verifyIfAsked(src *os.File) error {
+	if !d.opts.Verify {
+		return nil
+	}
+	t := time.Now()
+	err := d.verify(src)
+	d.stats.Verify = time.Since(t)
+	return err
+}
+
+// syncDir makes the entries of directory dir durable: open(2) with
+// O_DIRECTORY|O_RDONLY (a directory cannot be opened for writing, and
+// fsync needs no write access) and fsync(2).
+func syncDir(dir string) error {
+	fd, err := openDir(dir)
+	if err != nil {
+		return err
+	}
+	err = ignoringEINTR(func() error { return fsync(fd) })
+	unix.Close(fd)
+	return err
+}
+
+// dropSource drops src's cached pages (--nocache). It is advice: errors
+// (ESPIPE for a FIFO source) change nothing and are ignored.
+func dropSource(src *os.File) {
+	if src == nil {
+		return
+	}
+	fadvise(int(src.Fd()), 0, 0, unix.FADV_DONTNEED)
+	runtime.KeepAlive(src)
+}
+
 // Error is a failure of the durability steps, naming the step.
 type Error struct {
-	Op  string // "close", "rename", "fsync", "fdatasync", "fsync directory"
+	// Op is the failed call: "sync_file_range", "fdatasync", "fsync",
+	// "verify", "close", "rename" or "fsync directory".
+	Op  string
 	Err error
 }
 

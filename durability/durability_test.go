@@ -1,0 +1,862 @@
+package durability
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// calls records the durability system calls a test makes, in order, as
+// short strings: "start OFF+N", "wait OFF+N", "fdatasync file", "fsync
+// file", "fsync dir", "close", "rename", "opendir DIR", "dontneed".
+type calls struct {
+	mu    sync.Mutex // background flushes log from their goroutine
+	log   []string
+	fd    int // the destination's descriptor, set by track
+	dirFd int
+}
+
+func (c *calls) add(s string) {
+	c.mu.Lock()
+	c.log = append(c.log, s)
+	c.mu.Unlock()
+}
+
+// filter returns the entries that start with one of prefixes.
+func (c *calls) filter(prefixes ...string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, l := range c.log {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// record replaces the package's system call variables with recorders that
+// log and then make the real call; a test then replaces single ones to
+// inject failures. Everything is restored when the test ends.
+func record(t *testing.T) *calls {
+	t.Helper()
+	c := &calls{fd: -1, dirFd: -1}
+	saved := []func(){}
+	save := func(restore func()) { saved = append(saved, restore) }
+	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile :=
+		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile
+	save(func() {
+		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile =
+			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile
+	})
+	t.Cleanup(func() {
+		for _, f := range saved {
+			f()
+		}
+	})
+	fsync = func(fd int) error {
+		c.add("fsync " + c.what(fd))
+		return oFsync(fd)
+	}
+	fdatasync = func(fd int) error {
+		c.add("fdatasync " + c.what(fd))
+		return oFdatasync(fd)
+	}
+	syncFileRange = func(fd int, off, n int64, flags int) error {
+		kind := "start"
+		if flags == sfrWait {
+			kind = "wait"
+		} else if flags != sfrStart {
+			kind = fmt.Sprintf("flags=%d", flags)
+		}
+		c.add(fmt.Sprintf("%s %d+%d", kind, off, n))
+		return oSFR(fd, off, n, flags)
+	}
+	fadvise = func(fd int, off, n int64, advice int) error {
+		if advice == unix.FADV_DONTNEED {
+			c.add(fmt.Sprintf("dontneed %s %d+%d", c.what(fd), off, n))
+		}
+		return oFadvise(fd, off, n, advice)
+	}
+	rename = func(from, to string) error {
+		c.add("rename")
+		return oRename(from, to)
+	}
+	closeFile = func(f *os.File) error {
+		c.add("close")
+		return oClose(f)
+	}
+	openDir = func(path string) (int, error) {
+		fd, err := oOpenDir(path)
+		c.dirFd = fd
+		c.add("opendir " + path)
+		return fd, err
+	}
+	return c
+}
+
+func (c *calls) what(fd int) string {
+	// The directory is opened after the file was closed and may get the
+	// same number: the directory, when open, is the later meaning.
+	switch fd {
+	case c.dirFd:
+		return "dir"
+	case c.fd:
+		return "file"
+	}
+	return "other"
+}
+
+// setup makes dir/dest holding old and a source file holding data.
+func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
+	t.Helper()
+	dir = t.TempDir()
+	dest = filepath.Join(dir, "dest")
+	if err := os.WriteFile(dest, []byte("old contents\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The source is written back, so its pages are clean and cached, as
+	// after a read.
+	sp := filepath.Join(dir, "src")
+	src, err := os.OpenFile(sp, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return dir, dest, src
+}
+
+// copyInto writes data into d as the copier does, in pieces of chunk bytes,
+// calling Written after each.
+func copyInto(t *testing.T, d *Destination, data []byte, chunk int) {
+	t.Helper()
+	for off := 0; off < len(data); off += chunk {
+		end := min(off+chunk, len(data))
+		if _, err := d.File.WriteAt(data[off:end], int64(off)); err != nil {
+			t.Fatal(err)
+		}
+		d.Written(int64(off), int64(end-off))
+	}
+}
+
+func randomData(n int) []byte {
+	b := make([]byte, n)
+	r := rand.NewChaCha8([32]byte{1, 2, 3})
+	r.Read(b)
+	return b
+}
+
+// assertOld fails unless dest still holds the old contents.
+func assertOld(t *testing.T, dest string) {
+	t.Helper()
+	b, err := os.ReadFile(dest)
+	if err != nil || string(b) != "old contents\n" {
+		t.Errorf("the old DEST must be intact: %q, %v", b, err)
+	}
+}
+
+// assertNoTemps fails if a temporary file is left in dir or registered.
+func assertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), TempPrefix) {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	reg.Lock()
+	n := len(reg.temps)
+	reg.Unlock()
+	if n != 0 {
+		t.Errorf("%d temporary files still registered", n)
+	}
+}
+
+// fdFlags reads the file status flags of fd from /proc/self/fdinfo.
+func fdFlags(t *testing.T, fd int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "flags:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(n)
+		}
+	}
+	t.Fatalf("no flags in fdinfo of %d", fd)
+	return 0
+}
+
+func TestOpenFlagsSetAtOpen(t *testing.T) {
+	const oSync, oDSync = 0o4010000, 0o10000 // as /proc/PID/fdinfo prints them
+	if unix.O_SYNC != oSync || unix.O_DSYNC != oDSync {
+		t.Fatalf("O_SYNC %#o, O_DSYNC %#o: not the x86/arm64 values this test expects", unix.O_SYNC, unix.O_DSYNC)
+	}
+	for _, inPlace := range []bool{false, true} {
+		for _, m := range SyncModes() {
+			t.Run(fmt.Sprintf("%s/inplace=%v", m, inPlace), func(t *testing.T) {
+				dir, dest, _ := setup(t, nil)
+				d, err := Create(dest, Options{Sync: m, InPlace: inPlace, Truncate: inPlace})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Abort()
+				got := fdFlags(t, d.fd) & oSync
+				want := map[SyncMode]int{SyncOSync: oSync, SyncODSync: oDSync}[m]
+				if got != want {
+					t.Errorf("flags & O_SYNC = %#o, want %#o", got, want)
+				}
+				_ = dir
+			})
+		}
+	}
+}
+
+func TestCommitOrder(t *testing.T) {
+	data := randomData(3<<20 + 123)
+	for _, m := range SyncModes() {
+		t.Run(m.String(), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			c := record(t)
+			d, err := Create(dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.fd = d.fd
+			copyInto(t, d, data, 256<<10)
+			if err := d.Commit(src); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if m != SyncNone {
+				// Three full windows started; each waited for once the
+				// next one is in flight (depth 1), the last left to the
+				// flush.
+				want = []string{"start 0+1048576", "start 1048576+1048576", "wait 0+1048576",
+					"start 2097152+1048576", "wait 1048576+1048576",
+					m.FlushOp() + " file", "close", "rename", "opendir " + dir, "fsync dir"}
+			} else {
+				want = []string{"close", "rename"}
+			}
+			if got := c.filter(""); !equal(got, want) {
+				t.Errorf("calls:\n got %q\nwant %q", got, want)
+			}
+			assertNoTemps(t, dir)
+			b, err := os.ReadFile(dest)
+			if err != nil || !bytes.Equal(b, data) {
+				t.Errorf("DEST does not hold the copy (%v)", err)
+			}
+		})
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWrittenWindowsAndHoles(t *testing.T) {
+	dir, dest, _ := setup(t, nil)
+	c := record(t)
+	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 2, FlushEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	c.fd = d.fd
+	// A big write covering several windows at once (a 64 MiB
+	// copy_file_range call does that), a hole, then small writes.
+	d.Written(0, 3<<20+512<<10)
+	d.Written(8<<20, 512<<10) // hole before: the pending half window starts
+	d.Written(8<<20+512<<10, 512<<10)
+	want := []string{
+		"start 0+1048576", "start 1048576+1048576", "start 2097152+1048576", "wait 0+1048576",
+		"start 3145728+524288", "wait 1048576+1048576",
+		"start 8388608+1048576", "wait 2097152+1048576",
+	}
+	if got := c.filter("start", "wait"); !equal(got, want) {
+		t.Errorf("sync_file_range calls:\n got %q\nwant %q", got, want)
+	}
+	_ = dir
+}
+
+func TestNoPipelineWithoutSyncOrNoCache(t *testing.T) {
+	_, dest, src := setup(t, nil)
+	c := record(t)
+	d, err := Create(dest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Written(0, 64<<20)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.filter("start", "wait", "fsync", "fdatasync", "dontneed"); len(got) != 0 {
+		t.Errorf("--sync=none without --nocache made %q", got)
+	}
+}
+
+func TestFlushErrorIsFinal(t *testing.T) {
+	data := randomData(1 << 20)
+	for _, m := range []SyncMode{SyncData, SyncFull, SyncOSync, SyncODSync} {
+		t.Run(m.String(), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			c := record(t)
+			flushes := 0
+			fail := func(fd int) error {
+				c.add("flush " + c.what(fd))
+				flushes++
+				return unix.EIO
+			}
+			if m.FlushOp() == "fsync" {
+				fsync = fail
+			} else {
+				fdatasync = fail
+			}
+			d, err := Create(dest, Options{Sync: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.fd = d.fd
+			temp := d.TempPath()
+			copyInto(t, d, data, 1<<20)
+			err = d.Commit(src)
+			var de *Error
+			if !errors.As(err, &de) || de.Op != m.FlushOp() || !errors.Is(err, unix.EIO) {
+				t.Fatalf("Commit: %v, want Error{Op: %q, Err: EIO}", err, m.FlushOp())
+			}
+			if flushes != 1 {
+				t.Errorf("the flush ran %d times: it must never be retried", flushes)
+			}
+			if got := c.filter("rename", "opendir"); len(got) != 0 {
+				t.Errorf("after a failed flush: %q", got)
+			}
+			assertOld(t, dest)
+			assertNoTemps(t, dir)
+			if _, err := os.Lstat(temp); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("temp %s: %v", temp, err)
+			}
+		})
+	}
+}
+
+func TestSyncFileRangeErrorIsFinal(t *testing.T) {
+	data := randomData(4 << 20)
+	dir, dest, src := setup(t, data)
+	c := record(t)
+	real := syncFileRange
+	syncFileRange = func(fd int, off, n int64, flags int) error {
+		if flags == sfrWait {
+			// The wait reports the failed write-out and advances the
+			// file's error cursor: the fdatasync would then return 0.
+			return unix.EIO
+		}
+		return real(fd, off, n, flags)
+	}
+	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	copyInto(t, d, data, 1<<20)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "sync_file_range" || !errors.Is(err, unix.EIO) {
+		t.Fatalf("Commit: %v, want Error{Op: sync_file_range, Err: EIO}", err)
+	}
+	if got := c.filter("fdatasync", "rename", "opendir"); len(got) != 0 {
+		t.Errorf("after a writeback error: %q", got)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestBackgroundFlushes(t *testing.T) {
+	data := randomData(8 << 20)
+	dir, dest, src := setup(t, data)
+	c := record(t)
+	d, err := Create(dest, Options{Sync: SyncFull, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: 3 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	copyInto(t, d, data, 1<<20)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	// fdatasync every 3 MiB started (at 3 and 6 MiB, unless the first
+	// was still running at 6), while the copy goes on; then the mode's
+	// own final flush.
+	st := d.Stats()
+	if st.BackgroundFlushes < 1 || st.BackgroundFlushes > 2 {
+		t.Errorf("%d background flushes, want 1 or 2", st.BackgroundFlushes)
+	}
+	got := c.filter("fdatasync", "fsync", "close", "rename")
+	want := []string{"fsync file", "close", "rename", "fsync dir"}
+	if len(got) != st.BackgroundFlushes+len(want) || !equal(got[len(got)-len(want):], want) {
+		t.Fatalf("calls: %q", got)
+	}
+	for _, l := range got[:len(got)-len(want)] {
+		if l != "fdatasync file" {
+			t.Errorf("background flush: %q", l)
+		}
+	}
+	assertNoTemps(t, dir)
+}
+
+func TestBackgroundFlushErrorIsFinal(t *testing.T) {
+	data := randomData(8 << 20)
+	dir, dest, src := setup(t, data)
+	c := record(t)
+	var n atomic.Int32
+	fdatasync = func(fd int) error {
+		n.Add(1)
+		return unix.EIO
+	}
+	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, FlushEvery: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	copyInto(t, d, data, 1<<20)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "fdatasync" || !errors.Is(err, unix.EIO) {
+		t.Fatalf("Commit: %v, want Error{Op: fdatasync, Err: EIO}", err)
+	}
+	if n.Load() != 1 {
+		t.Errorf("fdatasync called %d times: after the failed one, never again", n.Load())
+	}
+	if got := c.filter("rename", "opendir"); len(got) != 0 {
+		t.Errorf("after a failed background flush: %q", got)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
+	data := randomData(4 << 20)
+	for _, errno := range []syscall.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP, unix.ESPIPE} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			c := record(t)
+			n := 0
+			syncFileRange = func(int, int64, int64, int) error { n++; return errno }
+			d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.fd = d.fd
+			copyInto(t, d, data, 512<<10)
+			if err := d.Commit(src); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("sync_file_range called %d times after refusing: want 1 and no more", n)
+			}
+			if st := d.Stats(); st.Unsupported != errno || st.Pipelined {
+				t.Errorf("Stats: %+v", st)
+			}
+			want := []string{"fdatasync file", "close", "rename", "opendir " + dir, "fsync dir"}
+			if got := c.filter("fdatasync", "close", "rename", "opendir", "fsync"); !equal(got, want) {
+				t.Errorf("calls: got %q, want %q", got, want)
+			}
+			b, _ := os.ReadFile(dest)
+			if !bytes.Equal(b, data) {
+				t.Error("DEST does not hold the copy")
+			}
+		})
+	}
+}
+
+func TestCloseError(t *testing.T) {
+	dir, dest, src := setup(t, []byte("new"))
+	c := record(t)
+	real := closeFile
+	closeFile = func(f *os.File) error {
+		real(f)
+		return &os.PathError{Op: "close", Path: f.Name(), Err: unix.EIO}
+	}
+	d, err := Create(dest, Options{Sync: SyncData})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.File.WriteAt([]byte("new"), 0)
+	d.Written(0, 3)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "close" || !errors.Is(err, unix.EIO) {
+		t.Fatalf("Commit: %v, want Error{Op: close}", err)
+	}
+	if got := c.filter("rename"); len(got) != 0 {
+		t.Errorf("renamed after a failed close")
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestRenameError(t *testing.T) {
+	dir, dest, src := setup(t, []byte("new"))
+	record(t)
+	rename = func(string, string) error {
+		return &os.LinkError{Op: "rename", Err: unix.EXDEV}
+	}
+	d, err := Create(dest, Options{Sync: SyncFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.File.WriteAt([]byte("new"), 0)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "rename" || !errors.Is(err, unix.EXDEV) {
+		t.Fatalf("Commit: %v, want Error{Op: rename}", err)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestDirSyncError(t *testing.T) {
+	dir, dest, src := setup(t, []byte("new"))
+	c := record(t)
+	real := fsync
+	fsync = func(fd int) error {
+		if fd == c.dirFd {
+			return unix.EIO
+		}
+		return real(fd)
+	}
+	d, err := Create(dest, Options{Sync: SyncFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.File.WriteAt([]byte("new"), 0)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "fsync directory" || !errors.Is(err, unix.EIO) {
+		t.Fatalf("Commit: %v, want Error{Op: fsync directory}", err)
+	}
+	// The rename happened before: DEST is the new file, only its
+	// durability is in doubt, and that is what the error says.
+	if b, _ := os.ReadFile(dest); string(b) != "new" {
+		t.Errorf("DEST holds %q", b)
+	}
+	assertNoTemps(t, dir)
+}
+
+func TestAbort(t *testing.T) {
+	dir, dest, _ := setup(t, nil)
+	record(t)
+	d, err := Create(dest, Options{Sync: SyncData})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.File.WriteAt([]byte("partial"), 0)
+	d.Written(0, 7)
+	d.Abort()
+	d.Abort() // twice is harmless
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+	if err := d.Commit(nil); err == nil {
+		t.Error("Commit after Abort succeeded")
+	}
+}
+
+func TestInPlaceKeepsInodeAndSyncs(t *testing.T) {
+	data := randomData(2 << 20)
+	dir, dest, src := setup(t, data)
+	link := filepath.Join(dir, "link")
+	if err := os.Link(dest, link); err != nil {
+		t.Fatal(err)
+	}
+	var before unix.Stat_t
+	unix.Stat(dest, &before)
+	c := record(t)
+	d, err := Create(dest, Options{InPlace: true, Truncate: true, Sync: SyncODSync, NoCache: true, WritebackWindow: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	if !d.InPlace() || d.TempPath() != "" {
+		t.Fatal("not in place")
+	}
+	copyInto(t, d, data, 1<<20)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fdatasync file", "close", "opendir " + dir, "fsync dir"}
+	if got := c.filter("fdatasync", "fsync", "close", "rename", "opendir"); !equal(got, want) {
+		t.Errorf("calls: got %q, want %q", got, want)
+	}
+	var after unix.Stat_t
+	unix.Stat(dest, &after)
+	if after.Ino != before.Ino || after.Nlink != 2 {
+		t.Errorf("inode %d -> %d, links %d: --inplace must keep the inode and its links", before.Ino, after.Ino, after.Nlink)
+	}
+	if b, _ := os.ReadFile(link); !bytes.Equal(b, data) {
+		t.Error("the hard link does not see the new data")
+	}
+}
+
+func TestFIFODestinationIsNotFlushed(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A reader, so the open for writing does not block.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := record(t)
+	d, err := Create(fifo, Options{InPlace: true, Sync: SyncFull, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.File.Write([]byte("x"))
+	d.Written(0, 1)
+	if err := d.Commit(nil); err != nil {
+		t.Fatalf("Commit on a FIFO: %v", err)
+	}
+	if got := c.filter("start", "wait", "fsync", "fdatasync", "opendir"); len(got) != 0 {
+		t.Errorf("calls on a FIFO: %q", got)
+	}
+}
+
+// onTmpfs reports whether dir is on tmpfs, where pages cannot be dropped
+// (they are the file) and O_DIRECT is emulated.
+func onTmpfs(t *testing.T, dir string) bool {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	return fs.Type == unix.TMPFS_MAGIC
+}
+
+// resident counts the pages of path in the page cache (mincore(2)).
+func resident(t *testing.T, path string) (in, total int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	if fi.Size() == 0 {
+		return 0, 0
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+	if errno != 0 {
+		t.Fatal("mincore:", errno)
+	}
+	for _, v := range vec {
+		if v&1 != 0 {
+			in++
+		}
+	}
+	return in, len(vec)
+}
+
+func TestNoCacheDropsBehind(t *testing.T) {
+	data := randomData(48 << 20)
+	for _, m := range []SyncMode{SyncNone, SyncData} {
+		t.Run(m.String(), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			if onTmpfs(t, dir) {
+				t.Skip("tmpfs pages are the file: nothing to drop")
+			}
+			if in, total := resident(t, src.Name()); in < total/2 {
+				t.Fatalf("source only %d of %d pages cached before the copy", in, total)
+			}
+			c := record(t)
+			d, err := Create(dest, Options{Sync: m, NoCache: true, Source: src, WritebackWindow: 4 << 20, WritebackDepth: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.fd = d.fd
+			copyInto(t, d, data, 1<<20)
+			// Behind the copy: everything but the last windows is gone
+			// from the cache already, source and destination.
+			tmp := d.TempPath()
+			if in, _ := resident(t, tmp); in*os.Getpagesize() > 16<<20 {
+				t.Errorf("during the copy %d KiB of the destination are cached, want at most the windows in flight", in*os.Getpagesize()>>10)
+			}
+			if in, _ := resident(t, src.Name()); in*os.Getpagesize() > 16<<20 {
+				t.Errorf("during the copy %d KiB of the source are cached", in*os.Getpagesize()>>10)
+			}
+			if err := d.Commit(nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{dest, src.Name()} {
+				if in, _ := resident(t, p); in > 0 {
+					t.Errorf("%s: %d pages still cached after Commit", filepath.Base(p), in)
+				}
+			}
+			b, _ := os.ReadFile(dest)
+			if !bytes.Equal(b, data) {
+				t.Error("DEST does not hold the copy")
+			}
+		})
+	}
+}
+
+func TestVerify(t *testing.T) {
+	data := randomData(9<<20 + 4321)
+	dir, dest, src := setup(t, data)
+	d, err := Create(dest, Options{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyInto(t, d, data, 1<<20)
+	c := record(t)
+	c.fd = d.fd
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	// Without --sync the data is still written back before it is read
+	// from the device, but the directory is not synced.
+	if got := c.filter("fdatasync", "fsync", "opendir"); !equal(got, []string{"fdatasync file"}) {
+		t.Errorf("calls: %q", got)
+	}
+	if st := d.Stats(); !st.VerifyDirect && !onTmpfs(t, dir) {
+		t.Errorf("the read-back did not use O_DIRECT on this filesystem")
+	}
+	if b, _ := os.ReadFile(dest); !bytes.Equal(b, data) {
+		t.Error("DEST does not hold the copy")
+	}
+}
+
+func TestVerifyCatchesCorruption(t *testing.T) {
+	data := randomData(9<<20 + 4321)
+	for _, direct := range []bool{true, false} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			if !direct {
+				record(t)
+				real := openFile
+				openFile = func(p string, flags int, mode uint32) (int, error) {
+					if flags&unix.O_DIRECT != 0 {
+						return -1, unix.EINVAL // as on a filesystem without O_DIRECT
+					}
+					return real(p, flags, mode)
+				}
+			}
+			t.Setenv(CorruptEnv, strconv.Itoa(5<<20+17))
+			d, err := Create(dest, Options{Verify: true, Sync: SyncData})
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyInto(t, d, data, 1<<20)
+			err = d.Commit(src)
+			var de *Error
+			if !errors.As(err, &de) || de.Op != "verify" || !errors.Is(err, ErrMismatch) {
+				t.Fatalf("Commit: %v, want Error{Op: verify, Err: ErrMismatch}", err)
+			}
+			if !strings.Contains(err.Error(), "checksums differ in bytes 4194304-8388607") {
+				t.Errorf("message does not locate the difference: %v", err)
+			}
+			if d.Stats().VerifyDirect != direct && !onTmpfs(t, dir) {
+				t.Errorf("VerifyDirect = %v", !direct)
+			}
+			assertOld(t, dest)
+			assertNoTemps(t, dir)
+		})
+	}
+}
+
+func TestVerifySizeMismatch(t *testing.T) {
+	data := randomData(1 << 20)
+	dir, dest, src := setup(t, data)
+	d, err := Create(dest, Options{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyInto(t, d, data[:len(data)-1], 1<<20) // one byte short
+	err = d.Commit(src)
+	if !errors.Is(err, ErrMismatch) {
+		t.Fatalf("Commit: %v, want ErrMismatch", err)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestVerifyNeedsARereadableSource(t *testing.T) {
+	dir, dest, _ := setup(t, nil)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	d, err := Create(dest, Options{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Commit(pr)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "verify" {
+		t.Fatalf("Commit with a pipe source: %v, want a verify error", err)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+func TestEvict(t *testing.T) {
+	dir := t.TempDir()
+	if onTmpfs(t, dir) {
+		t.Skip("tmpfs pages cannot be evicted")
+	}
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, randomData(8<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := EvictPath(p); err != nil {
+		t.Fatal(err)
+	}
+	if in, _ := resident(t, p); in > 0 {
+		t.Errorf("%d pages still cached", in)
+	}
+}

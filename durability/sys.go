@@ -1,0 +1,49 @@
+package durability
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// The system calls the durability steps make, as package-level variables so
+// that unit tests can inject errnos (EIO from fdatasync, EINVAL from
+// sync_file_range, a failing rename) deterministically, as copier/sys.go does.
+var (
+	fsync         = unix.Fsync
+	fdatasync     = unix.Fdatasync
+	syncFileRange = unix.SyncFileRange
+	fadvise       = unix.Fadvise
+	rename        = os.Rename
+	closeFile     = (*os.File).Close
+	openFile      = unix.Open // the read-back of --verify (O_DIRECT)
+	openDir       = func(path string) (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+)
+
+// Flags of sync_file_range(2).
+const (
+	// sfrStart starts write-out of the dirty pages of a range and returns
+	// without waiting: "an asynchronous flush-to-disk operation" (it may
+	// still block when the device's request queue is full).
+	sfrStart = unix.SYNC_FILE_RANGE_WRITE
+	// sfrWait is the man page's "write-for-data-integrity operation":
+	// wait for pages already under write-out, write whatever is still
+	// dirty, wait for all of it.
+	sfrWait = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
+)
+
+// ignoringEINTR calls f until it fails with something other than EINTR.
+// fsync, fdatasync and sync_file_range are not restarted by the kernel when
+// a signal handler interrupts them (signal(7)), and the Go runtime sends
+// itself SIGURG for preemption. An EINTR from fsync means the call was cut
+// short before it reported anything, so calling it again is the same call,
+// not the "retry after failure" that fsync(2) warns against.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
