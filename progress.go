@@ -31,6 +31,7 @@ type progress struct {
 	what  atomic.Pointer[string]
 
 	w     io.Writer
+	prog  string
 	bar   *progressbar.ProgressBar // nil in plain mode
 	shown string                   // the description the bar has
 	start time.Time
@@ -65,7 +66,7 @@ func (a *app) startProgress(stderr io.Writer) {
 	case o.Progress == flags.ProgressAuto && !tty:
 		return
 	}
-	p := &progress{w: stderr, total: a.totalBytes(), start: time.Now(), stop: make(chan struct{})}
+	p := &progress{w: stderr, prog: a.out.prog, total: a.totalBytes(), start: time.Now(), stop: make(chan struct{})}
 	p.describe("")
 	if tty {
 		p.bar = progressbar.NewOptions64(p.total,
@@ -129,7 +130,7 @@ func (p *progress) draw() {
 	if what != "" {
 		line += ", " + what
 	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintf(p.w, "%s: %s\n", p.prog, line)
 }
 
 // clear removes the bar from the terminal line; the caller holds the
