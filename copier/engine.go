@@ -17,13 +17,14 @@ const DefaultBufferSize = 1 << 20
 const minDefaultBuffer = 256 << 10
 
 // Copy copies src into dst and reports what it did. dst must be empty (a new
-// or truncated regular file) or a stream or device written in place; src is
+// or truncated regular file) or a stream or device written in place, with
+// its file position at 0 (as any file freshly opened without O_APPEND); src is
 // read until end of file, whatever its st_size says (files in /proc and /sys
 // lie). On error, Result still holds the counters up to the failure and the
 // error is an *Error naming the strategy, the call and the errno.
 func Copy(dst, src *os.File, opts Options) (Result, error) {
 	var res Result
-	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), dstFilePos: -1}
+	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd())}
 	err := c.run()
 	c.closePipe()
 	// The descriptors are used as plain ints above: keep the files (and
@@ -57,7 +58,7 @@ type copier struct {
 
 	pipe       [2]int
 	havePipe   bool
-	dstFilePos int64 // the destination's file position (sendfile writes there); -1: unknown
+	dstFilePos int64 // the destination's file position (sendfile writes there)
 	dstEnd     int64 // highest destination offset written
 }
 
