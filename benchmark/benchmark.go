@@ -82,6 +82,7 @@
 //	            "other":           {"calls": 2, "bytes": 0}     fstat, lseek, ftruncate
 //	          },
 //	          "open_flags": "",       section 3: "O_SYNC" or "O_DSYNC" as fcntl(F_GETFL) saw them
+//	          "shared_extents": false, the copy shares the source's extents (FIEMAP): no data copied
 //	          "refused": false,       true: the kernel or filesystem refused the strategy;
 //	          "errno": "",              then the measurements are 0, errno is "EOPNOTSUPP"
 //	          "error": ""               and error "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
@@ -503,10 +504,11 @@ func (r rowSpec) label() string {
 
 // sample is one timed run.
 type sample struct {
-	wall  time.Duration
-	cpu   cpuTimes
-	res   copier.Result
-	flags string
+	wall   time.Duration
+	cpu    cpuTimes
+	res    copier.Result
+	flags  string
+	shared bool // the copy shares extents with the source
 }
 
 // row measures one row: runs of one copy configuration.
@@ -572,6 +574,7 @@ func (b *bench) fill(r *Row, samples []sample) {
 	med := samples[order[(len(order)-1)/2]]
 	r.Calls = callsOf(&med.res)
 	r.OpenFlags = med.flags
+	r.SharedExtents = med.shared
 }
 
 // runOnce prepares and times one copy, then removes it. cold reports whether
@@ -633,7 +636,18 @@ func (b *bench) plainCopy(spec rowSpec, src *os.File) (sample, error) {
 			return s, fmt.Errorf("cannot write back %s: %s", quote(b.dstPath), errText(err))
 		}
 	}
+	if mayShare(spec.strategy) {
+		if s.shared, err = sharedExtents(dst); err != nil {
+			return s, fmt.Errorf("cannot map the extents of %s: %s", quote(b.dstPath), errText(err))
+		}
+	}
 	return s, nil
+}
+
+// mayShare tells the strategies that may share extents instead of copying
+// (FICLONE; copy_file_range on xfs, btrfs, NFS).
+func mayShare(s copier.Strategy) bool {
+	return s == copier.Reflink || s == copier.CopyFileRange
 }
 
 // durableCopy times a copy exactly as fastcp makes one: durability.Create
@@ -664,6 +678,16 @@ func (b *bench) durableCopy(spec rowSpec, src *os.File) (sample, error) {
 
 	if err != nil {
 		return s, copyError(spec, err)
+	}
+	if mayShare(spec.strategy) {
+		f, err := os.Open(b.dstPath)
+		if err == nil {
+			s.shared, err = sharedExtents(f)
+			f.Close()
+		}
+		if err != nil {
+			return s, fmt.Errorf("cannot map the extents of %s: %s", quote(b.dstPath), errText(err))
+		}
 	}
 	return s, nil
 }

@@ -85,6 +85,22 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
+func TestSecs(t *testing.T) {
+	tests := map[float64]string{
+		0:          "0",
+		2.5:        "2.500",
+		0.4721:     "0.472",
+		0.04721:    "0.0472",
+		0.00004721: "0.0000472",
+		123.4567:   "123.457",
+	}
+	for s, want := range tests {
+		if got := secs(s); got != want {
+			t.Errorf("secs(%v) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 func TestTableAlignment(t *testing.T) {
 	tb := &table{header: []string{"name", "n", "note"}, right: []bool{false, true, false}}
 	tb.add("a", "1", "x")
@@ -157,7 +173,7 @@ func TestMain(m *testing.M) {
 var rowKeys = []string{
 	"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs",
 	"median_s", "min_s", "max_s", "mb_per_s", "user_s", "sys_s", "syscalls",
-	"calls", "open_flags", "refused", "errno", "error",
+	"calls", "open_flags", "shared_extents", "refused", "errno", "error",
 }
 
 func TestJSONEveryRowCarriesEveryField(t *testing.T) {

@@ -62,9 +62,12 @@ type Row struct {
 	// and "other" (fstat, lseek, ftruncate), always all six.
 	Calls     map[string]CallCount `json:"calls"`
 	OpenFlags string               `json:"open_flags"` // section 3: O_SYNC/O_DSYNC as fcntl(F_GETFL) saw them on the destination, else ""
-	Refused   bool                 `json:"refused"`    // the filesystem or kernel refused the strategy
-	Errno     string               `json:"errno"`      // when refused: "EOPNOTSUPP"
-	Error     string               `json:"error"`      // when refused: "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
+	// SharedExtents is true when the copy shares extents with the source
+	// (FIEMAP_EXTENT_SHARED): a clone, no data was copied.
+	SharedExtents bool   `json:"shared_extents"`
+	Refused       bool   `json:"refused"` // the filesystem or kernel refused the strategy
+	Errno         string `json:"errno"`   // when refused: "EOPNOTSUPP"
+	Error         string `json:"error"`   // when refused: "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
 }
 
 // CallCount is what one strategy did in one copy (the median run's).
@@ -108,7 +111,8 @@ func callsOf(r *copier.Result) map[string]CallCount {
 
 // describeCalls renders Row.Calls for the table: the strategies that made
 // calls, with the bytes they moved, then the engine's own calls.
-func describeCalls(m map[string]CallCount) string {
+func describeCalls(r *Row) string {
+	m := r.Calls
 	var parts []string
 	for _, k := range callKeys {
 		c := m[k]
@@ -121,7 +125,11 @@ func describeCalls(m map[string]CallCount) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %d (%s)", k, c.Calls, formatSize(c.Bytes)))
 	}
-	return strings.Join(parts, ", ")
+	s := strings.Join(parts, ", ")
+	if r.SharedExtents {
+		s += "; extents shared, no data copied"
+	}
+	return s
 }
 
 // formatSize prints a byte count in binary units: "256 MiB", "1.5 GiB",
@@ -254,7 +262,15 @@ func plural(n int) string {
 	return "s"
 }
 
-func secs(s float64) string { return fmt.Sprintf("%.3f", s) }
+// secs prints seconds with at least three decimals and at least three
+// significant digits: 1.250, 0.472, 0.0472, 0.000472.
+func secs(s float64) string {
+	if s <= 0 {
+		return "0"
+	}
+	decimals := max(3, 2-int(math.Floor(math.Log10(s))))
+	return fmt.Sprintf("%.*f", min(decimals, 9), s)
+}
 
 // section prints one copy section.
 func (p *tablePrinter) section(s *Section) {
@@ -311,7 +327,7 @@ func (p *tablePrinter) section(s *Section) {
 			fmt.Sprintf("%.2f", r.UserS),
 			fmt.Sprintf("%.2f", r.SysS),
 			fmt.Sprint(r.Syscalls),
-			describeCalls(r.Calls))...)
+			describeCalls(r))...)
 	}
 	if p.err == nil {
 		var b strings.Builder
@@ -353,13 +369,24 @@ func (p *tablePrinter) footer(r *Report) {
 	for _, n := range r.Notes {
 		p.printf("note: %s\n", n)
 	}
-	where := fmt.Sprintf("%s (%s)", r.Dir, r.DirFS)
+	where := fmt.Sprintf("on %s (%s)", r.Dir, r.DirFS)
 	if r.From != r.Dir {
 		where = fmt.Sprintf("from %s (%s) to %s (%s)", r.From, r.FromFS, r.Dir, r.DirFS)
 	}
 	if r.Fastest == "" {
-		p.printf("no strategy worked on %s\n", where)
+		p.printf("no strategy worked %s\n", where)
 		return
 	}
-	p.printf("fastest strategy on %s: %s (%.0f MB/s, cold cache)\n", where, r.Fastest, r.FastestMBps)
+	how := "cold cache"
+	if len(r.Sections) > 0 {
+		for _, row := range r.Sections[0].Rows {
+			if row.Strategy == r.Fastest {
+				how = row.Cache + " cache"
+				if row.SharedExtents {
+					how += "; it shares extents, no data is copied"
+				}
+			}
+		}
+	}
+	p.printf("fastest strategy %s: %s (%.0f MB/s, %s)\n", where, r.Fastest, r.FastestMBps, how)
 }
