@@ -27,6 +27,7 @@ func Copy(dst, src *os.File, opts Options) (Result, error) {
 	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd())}
 	err := c.run()
 	c.closePipe()
+	c.releaseBuffer()
 	// The descriptors are used as plain ints above: keep the files (and
 	// their finalizers) away until every call is done.
 	runtime.KeepAlive(src)

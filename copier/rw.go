@@ -1,6 +1,9 @@
 package copier
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
 
 // rw reads up to n bytes at off into the buffer and writes them out: the
 // portable last resort, and the only strategy that can see zero blocks
@@ -34,12 +37,35 @@ func (c *copier) rw(off, n int64) (int64, error) {
 	return int64(m), nil
 }
 
+// buffer returns the rw buffer, allocated on first use. Buffers of the
+// default size come from a pool, so a tree of many files does not allocate
+// (and collect) a megabyte per file.
 func (c *copier) buffer() []byte {
 	if c.buf == nil {
-		c.buf = make([]byte, c.bufSize)
+		if c.bufSize == defaultPoolSize {
+			c.buf = *bufPool.Get().(*[]byte)
+		} else {
+			c.buf = make([]byte, c.bufSize)
+		}
 	}
 	return c.buf
 }
+
+// releaseBuffer returns a pooled buffer when the copy is done.
+func (c *copier) releaseBuffer() {
+	if c.buf != nil && len(c.buf) == defaultPoolSize {
+		b := c.buf
+		bufPool.Put(&b)
+	}
+	c.buf = nil
+}
+
+const defaultPoolSize = DefaultBufferSize
+
+var bufPool = sync.Pool{New: func() any {
+	b := make([]byte, defaultPoolSize)
+	return &b
+}}
 
 // writeAll writes all of b at off, continuing after short writes.
 func (c *copier) writeAll(st *Stat, s Strategy, b []byte, off int64) error {
