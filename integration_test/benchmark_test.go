@@ -389,3 +389,46 @@ func TestBenchmarkSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchmarkProgressOnATerminal runs the benchmark under script(1): the
+// progress line ("section 1/4: sendfile run 1/1") is drawn on the terminal
+// and erased before each table; -q draws none.
+func TestBenchmarkProgressOnATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) is needed to give fastcp a terminal")
+	}
+	dir := t.TempDir()
+	before := benchListing(t, dir)
+	for _, quiet := range []bool{false, true} {
+		args := []string{setup.Bin, "--benchmark", "--bench-size=1M", "--bench-runs=1", dir}
+		if quiet {
+			args = append(args, "-q")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		r := runCmd(t, exec.CommandContext(ctx, "script", "-qfec", strings.Join(args, " "), "/dev/null"))
+		cancel()
+		if r.code != 0 {
+			t.Fatalf("under a terminal: %v", r)
+		}
+		// script merges the terminal's stdout and stderr onto its stdout.
+		out := r.stdout
+		drawn := strings.Contains(out, "\rsection 1/4: sendfile run 1/1\x1b[K")
+		if quiet {
+			if drawn || strings.Contains(out, "\x1b[K") {
+				t.Errorf("-q: progress drawn: %q", out)
+			}
+			continue
+		}
+		if !drawn || !strings.Contains(out, "\rsection 2/4: rw 4 KiB run 1/1\x1b[K") || !strings.Contains(out, "\rsection 4/4: ") {
+			t.Errorf("no progress line on the terminal: %q", out)
+		}
+		// Erased before the tables: every table starts on a clean line.
+		if !strings.Contains(out, "\r\x1b[K\r\n1. Strategies") && !strings.Contains(out, "\r\x1b[K\n1. Strategies") {
+			t.Errorf("the progress line was not erased before section 1: %q", out)
+		}
+		if !strings.HasPrefix(benchLastLine(strings.ReplaceAll(out, "\r\n", "\n")), "fastest strategy on ") {
+			t.Errorf("the progress line was left on the terminal: %q", out)
+		}
+	}
+	benchWantSame(t, dir, before)
+}
