@@ -173,7 +173,7 @@ func TestMain(m *testing.M) {
 var rowKeys = []string{
 	"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs",
 	"median_s", "min_s", "max_s", "mb_per_s", "user_s", "sys_s", "syscalls",
-	"calls", "open_flags", "shared_extents", "refused", "errno", "error",
+	"calls", "open_flags", "shared_extents", "durability", "refused", "errno", "error",
 }
 
 func TestJSONEveryRowCarriesEveryField(t *testing.T) {
@@ -370,11 +370,20 @@ func checkRow(t *testing.T, row Row) {
 		// identical runs (always, for regular files) they agree.
 		t.Errorf("%s: syscalls %d, calls add up to %d", name, row.Syscalls, sum)
 	}
-	if row.Section == 3 {
-		want := map[string]string{"osync": "O_SYNC", "odsync": "O_DSYNC"}[row.Sync]
-		if row.OpenFlags != want {
-			t.Errorf("%s: open flags %q, want %q", name, row.OpenFlags, want)
+	if row.Section != 3 {
+		if row.Durability != (DurabilityStats{}) || row.OpenFlags != "" {
+			t.Errorf("%s: durability %+v, open flags %q outside section 3", name, row.Durability, row.OpenFlags)
 		}
+		return
+	}
+	want := map[string]string{"osync": "O_SYNC", "odsync": "O_DSYNC"}[row.Sync]
+	if row.OpenFlags != want {
+		t.Errorf("%s: open flags %q, want %q", name, row.OpenFlags, want)
+	}
+	d := row.Durability
+	wantFlush := map[string]string{"data": "fdatasync", "full": "fsync", "osync": "fsync", "odsync": "fdatasync"}[row.Sync]
+	if d.Flush != wantFlush || (wantFlush == "") != (d.FlushS == 0) || (wantFlush == "") != (d.DirSyncS == 0) {
+		t.Errorf("%s: durability %+v, want a final %q and a directory fsync unless --sync=none", name, d, wantFlush)
 	}
 }
 
@@ -495,6 +504,13 @@ func TestFreeSpaceRefusal(t *testing.T) {
 			assertEmpty(t, from)
 		})
 	}
+	t.Run("huge size", func(t *testing.T) {
+		code, _, errs := run(t, Config{Dir: dir, Size: math.MaxInt64})
+		if code != 1 || !strings.HasPrefix(errs, "fastcp: not enough free space in '"+dir+"' for the benchmark: ") {
+			t.Errorf("--bench-size=MaxInt64: exit %d, stderr %q", code, errs)
+		}
+		assertEmpty(t, dir)
+	})
 	t.Run("exactly enough", func(t *testing.T) {
 		fakeStatfs(t, 2*64<<10, dir)
 		code, _, errs := run(t, Config{Dir: dir, Size: 64 << 10, Runs: 1, JSON: true})

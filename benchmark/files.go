@@ -4,6 +4,7 @@ import (
 	"bufio"
 	crand "crypto/rand"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -84,7 +85,10 @@ func checkSpace(dir string, need int64) error {
 	if err := statfs(dir, &st); err != nil {
 		return fmt.Errorf("cannot get the free space of %s: %s", quote(dir), errText(err))
 	}
-	avail := int64(st.Bavail) * st.Bsize
+	avail := int64(math.MaxInt64) // an exabyte filesystem must not overflow
+	if st.Bsize > 0 && st.Bavail < uint64(math.MaxInt64/st.Bsize) {
+		avail = int64(st.Bavail) * st.Bsize
+	}
 	if avail < need {
 		return fmt.Errorf("not enough free space in %s for the benchmark: %s available, %s needed (twice --bench-size); try a smaller --bench-size",
 			quote(dir), formatSize(avail), formatSize(need))

@@ -64,10 +64,23 @@ type Row struct {
 	OpenFlags string               `json:"open_flags"` // section 3: O_SYNC/O_DSYNC as fcntl(F_GETFL) saw them on the destination, else ""
 	// SharedExtents is true when the copy shares extents with the source
 	// (FIEMAP_EXTENT_SHARED): a clone, no data was copied.
-	SharedExtents bool   `json:"shared_extents"`
-	Refused       bool   `json:"refused"` // the filesystem or kernel refused the strategy
-	Errno         string `json:"errno"`   // when refused: "EOPNOTSUPP"
-	Error         string `json:"error"`   // when refused: "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
+	SharedExtents bool `json:"shared_extents"`
+	// Durability is what durability.Destination did (section 3; zero in
+	// sections 1 and 2, which write a plain file and do not flush it).
+	Durability DurabilityStats `json:"durability"`
+	Refused    bool            `json:"refused"` // the filesystem or kernel refused the strategy
+	Errno      string          `json:"errno"`   // when refused: "EOPNOTSUPP"
+	Error      string          `json:"error"`   // when refused: "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
+}
+
+// DurabilityStats is what the durability layer did in the median-time run
+// of a section 3 row (durability.Destination.Stats).
+type DurabilityStats struct {
+	Flush             string  `json:"flush"`                 // the final flush: "fdatasync", "fsync" or "" (--sync=none)
+	FlushS            float64 `json:"flush_s"`               // its seconds
+	DirSyncS          float64 `json:"dir_sync_s"`            // seconds of the directory fsync after the rename
+	WritebackCalls    int     `json:"sync_file_range_calls"` // writeback started behind the copy
+	BackgroundFlushes int     `json:"background_flushes"`    // fdatasyncs during the copy
 }
 
 // CallCount is what one strategy did in one copy (the median run's).
@@ -128,6 +141,24 @@ func describeCalls(r *Row) string {
 	s := strings.Join(parts, ", ")
 	if r.SharedExtents {
 		s += "; extents shared, no data copied"
+	}
+	if d := r.Durability; r.Section == 3 {
+		var ds []string
+		if d.WritebackCalls > 0 {
+			ds = append(ds, fmt.Sprintf("%d sync_file_range", d.WritebackCalls))
+		}
+		if d.BackgroundFlushes > 0 {
+			ds = append(ds, fmt.Sprintf("%d background fdatasync", d.BackgroundFlushes))
+		}
+		if d.Flush != "" {
+			ds = append(ds, fmt.Sprintf("%s %s s", d.Flush, secs(d.FlushS)))
+		}
+		if d.DirSyncS > 0 {
+			ds = append(ds, fmt.Sprintf("directory fsync %s s", secs(d.DirSyncS)))
+		}
+		if len(ds) > 0 {
+			s += "; " + strings.Join(ds, ", ")
+		}
 	}
 	return s
 }
@@ -290,7 +321,11 @@ func (p *tablePrinter) section(s *Section) {
 	case 3:
 		first, firstRight = []string{"sync", "strategy", "open flags"}, []bool{false, false, false}
 	}
-	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls", "calls by strategy (bytes)")
+	calls := "calls by strategy (bytes)"
+	if s.Number == 3 {
+		calls += "; durability"
+	}
+	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls", calls)
 	t.right = append(firstRight, true, true, true, true, true, true, true, false)
 	for i := range s.Rows {
 		r := &s.Rows[i]

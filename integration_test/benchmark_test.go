@@ -245,7 +245,7 @@ type benchRow struct {
 }
 
 var benchRowKeys = []string{"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs", "median_s", "min_s", "max_s",
-	"mb_per_s", "user_s", "sys_s", "syscalls", "calls", "open_flags", "shared_extents", "refused", "errno", "error"}
+	"mb_per_s", "user_s", "sys_s", "syscalls", "calls", "open_flags", "shared_extents", "durability", "refused", "errno", "error"}
 
 // TestBenchmarkJSON runs --json on xfs, where every strategy works and
 // reflink really clones: its row shows the ioctl and the bytes it shared.
