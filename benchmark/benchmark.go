@@ -395,7 +395,7 @@ func (b *bench) section3(fastest copier.Strategy) error {
 		if err := b.replaceSource(syncFileBytes); err != nil {
 			return err
 		}
-		note = fmt.Sprintf("copies a %s random file, not the %s test file (the O_SYNC rows would take minutes); ",
+		note = fmt.Sprintf("copies a %s random file, not the %s test file: O_SYNC and O_DSYNC through the offload strategies crawl; ",
 			formatSize(syncFileBytes), formatSize(b.rep.SizeBytes)) + note
 	}
 	if err := b.warmSource(); err != nil {
