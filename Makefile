@@ -27,7 +27,7 @@ lint:
 # Unit tests with the race detector, then the integration tests against the
 # built binary (root-only cases run as root; under CI=true they must not skip).
 test: lint
-	CGO_ENABLED=1 $(GO) test -race -count=1 ./copier/ ./flags/ ./durability/ .
+	CGO_ENABLED=1 $(GO) test -race -count=1 . ./copier/ ./flags/ ./durability/ ./benchmark/
 	$(GO) test -count=1 -timeout 20m ./integration_test/
 
 bench: build
