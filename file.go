@@ -146,6 +146,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		BufferSize: o.BufferSize,
 		Memo:       &a.memo,
 		Written:    dest.Written,
+		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
 	})
 	if o.Debug {
 		for _, l := range debugLines(&res) {

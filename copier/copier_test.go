@@ -784,3 +784,22 @@ func TestRefusalClassification(t *testing.T) {
 		}
 	}
 }
+
+// With an O_SYNC/O_DSYNC destination, auto skips the offload strategies.
+func TestSyncWritesPreferRW(t *testing.T) {
+	data := randomBytes(t, 3<<20)
+	dst, src := pair(t, data)
+	res, err := Copy(dst, src, Options{SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Strategy != RW || res.Offload != DebugAvoided {
+		t.Errorf("strategy %v offload %v, want rw and avoided", res.Strategy, res.Offload)
+	}
+	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice} {
+		if res.StatOf(s).Calls != 0 {
+			t.Errorf("%v was tried", s)
+		}
+	}
+}

@@ -168,7 +168,7 @@ func (c *copier) buildChain(empty bool) {
 		if o.Reflink != ReflinkNever && regular {
 			c.chain = append(c.chain, Reflink)
 		}
-		if !c.zeros {
+		if !c.zeros && !o.SyncWrites {
 			// copy_file_range may share extents (xfs, btrfs, NFS): cp
 			// avoids it under --reflink=never, and so do we.
 			if o.Reflink != ReflinkNever && regular {
@@ -178,7 +178,7 @@ func (c *copier) buildChain(empty bool) {
 		}
 		c.chain = append(c.chain, RW)
 	}
-	if !c.inChain(CopyFileRange) && (o.Reflink == ReflinkNever || c.zeros) {
+	if !c.inChain(CopyFileRange) && (o.Reflink == ReflinkNever || c.zeros || o.SyncWrites) {
 		c.res.Offload = DebugAvoided
 	}
 	c.res.Strategy = c.chain[0]

@@ -98,6 +98,12 @@ type Options struct {
 	// were written by a data-moving call (not for clones, which write nothing).
 	// The durability layer uses it to start writeback behind the copy.
 	Written func(off, n int64)
+	// SyncWrites says the destination was opened with O_SYNC or O_DSYNC:
+	// every write waits for the device. copy_file_range, sendfile and
+	// splice then write (and wait) a 64 KiB pipe buffer at a time, so Auto
+	// goes from reflink straight to the rw loop, whose large writes wait
+	// far less often.
+	SyncWrites bool
 	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
 	// run over many files does not pay for the same refusal on every file.
 	Memo *Memo
