@@ -5,7 +5,7 @@
 //
 // It is a report, not a test: a missed target does not fail it. It exits 1
 // only when something could not run or a copy differs from its source, and
-// 130/143/129 when interrupted. It needs root (it mounts tmpfs and loop
+// 128+N when signal N interrupted it (130 for Ctrl-C). It needs root (it mounts tmpfs and loop
 // ext4/xfs/btrfs images) and expects `make build` to have built ./fastcp:
 //
 //	make bench                                  # the default scenarios
@@ -119,13 +119,13 @@ func run() int {
 	return exitStatus(ctx, status)
 }
 
-// handleSignals cancels the returned context on the first SIGINT, SIGTERM or
-// SIGHUP, so that the running tool is killed and the workspace cleaned up; a
-// second signal exits at once.
+// handleSignals cancels the returned context on the first SIGINT, SIGTERM,
+// SIGHUP or SIGPIPE (stdout piped into head), so that the running tool is
+// killed and the workspace cleaned up; a second signal exits at once.
 func handleSignals() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		select {
