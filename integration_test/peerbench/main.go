@@ -5,16 +5,17 @@
 //
 // It is a report, not a test: a missed target does not fail it. It exits 1
 // only when something could not run or a copy differs from its source, and
-// 128+N when signal N interrupted it (130 for Ctrl-C). It needs root (it mounts tmpfs and loop
-// ext4/xfs/btrfs images) and expects `make build` to have built ./fastcp:
+// 128+N when signal N interrupted it (130 for Ctrl-C). It needs root (it
+// mounts tmpfs and loop ext4/xfs/btrfs images) and expects `make build` to
+// have built ./fastcp:
 //
 //	make bench                                  # the default scenarios
 //	go run ./integration_test/peerbench -sweep  # rw buffer sizes and strategies
 //	go run ./integration_test/peerbench -only 'tmpfs' -runs 9
 //
 // Everything it creates lives in one directory under -dir and is removed
-// (mounts unmounted first) when it ends, also on error and on SIGINT, SIGTERM
-// and SIGHUP.
+// (mounts unmounted first) when it ends, also on error and on SIGINT,
+// SIGTERM, SIGHUP and SIGPIPE.
 package main
 
 import (
