@@ -64,7 +64,10 @@ func TestSourceErrors(t *testing.T) {
 		stderr string
 		copied []string // files that must be in D afterwards
 		absent []string // paths that must not exist
+		dirs   []string // paths that must still be directories
 	}{
+		{name: "file-over-directory", args: []string{"-T", "a", "D"}, stderr: "fastcp: cannot overwrite directory 'D' with non-directory\n",
+			dirs: []string{"D"}},
 		{name: "directory", args: []string{"d", "x"}, stderr: "fastcp: -r not specified; omitting directory 'd'\n", absent: []string{"x"}},
 		{name: "missing", args: []string{"nope", "x"}, stderr: "fastcp: cannot stat 'nope': No such file or directory\n", absent: []string{"x", "nope"}},
 		{name: "missing-among", args: []string{"a", "nope", "b", "D"}, stderr: "fastcp: cannot stat 'nope': No such file or directory\n",
@@ -89,6 +92,11 @@ func TestSourceErrors(t *testing.T) {
 			}
 			for _, p := range c.absent {
 				assertNotExist(t, join(dir, p))
+			}
+			for _, p := range c.dirs {
+				if fi, err := os.Lstat(join(dir, p)); err != nil || !fi.IsDir() {
+					t.Errorf("%s is no longer a directory (%v)", p, err)
+				}
 			}
 			assertNoTemps(t, dir, join(dir, "D"))
 		})

@@ -17,8 +17,10 @@ func TestSameFile(t *testing.T) {
 		name     string
 		setup    func(t *testing.T, dir string) // f exists; make the other names
 		src, dst string
+		msgDst   string // DEST as the message names it, if not dst
 		root     bool
 	}{
+		{name: "into-own-directory", src: "f", dst: ".", msgDst: "./f"},
 		{name: "itself", src: "f", dst: "f"},
 		{name: "dot-slash", src: "./f", dst: "f"},
 		{name: "hard-link", src: "f", dst: "h", setup: func(t *testing.T, dir string) {
@@ -62,7 +64,11 @@ func TestSameFile(t *testing.T) {
 			}
 			ino := statT(t, f).Ino
 			r := fastcp(t, dir, c.src, c.dst)
-			wantFailure(t, r, 1, fmt.Sprintf("fastcp: %s and %s are the same file\n", q(c.src), q(c.dst)))
+			msgDst := c.dst
+			if c.msgDst != "" {
+				msgDst = c.msgDst
+			}
+			wantFailure(t, r, 1, fmt.Sprintf("fastcp: %s and %s are the same file\n", q(c.src), q(msgDst)))
 			assertFileBytes(t, f, data)
 			if got := statT(t, f).Ino; got != ino {
 				t.Errorf("f was replaced (inode %d, was %d)", got, ino)

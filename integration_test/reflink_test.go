@@ -132,3 +132,47 @@ func TestReflinkSharesExtents(t *testing.T) {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// TestReflinkAlways checks cp's --reflink=always: a clone or an error in
+// cp's words ("failed to clone DST from SRC"), also for a file that has no
+// data extents at all (cp asks for the clone before looking at holes).
+func TestReflinkAlways(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pair   fsPair
+		file   string // "dense" or "allholes"
+		reason string // the error text; "" when the clone works
+	}{
+		{fsPair{"ext4", "ext4"}, "dense", "Operation not supported"},
+		{fsPair{"ext4", "ext4"}, "allholes", "Operation not supported"},
+		{fsPair{"tmpfs", "tmpfs"}, "allholes", "Operation not supported"},
+		{fsPair{"ext4", "tmpfs"}, "dense", "Invalid cross-device link"},
+		{fsPair{"xfs", "btrfs"}, "allholes", "Invalid cross-device link"},
+		{fsPair{"xfs", "xfs"}, "dense", ""},
+		{fsPair{"btrfs", "btrfs"}, "allholes", ""},
+	} {
+		t.Run(c.pair.String()+"-"+c.file, func(t *testing.T) {
+			t.Parallel()
+			srcDir, dstDir := fsDir(t, c.pair.src), fsDir(t, c.pair.dst)
+			src, dst := join(srcDir, "src"), join(dstDir, "dst")
+			if c.file == "dense" {
+				writeFile(t, src, randomBytes(1<<20, "dense"), 0o644)
+			} else {
+				writeSparse(t, src, 16<<20, nil)
+			}
+			r := fastcp(t, dstDir, "--reflink=always", src, dst)
+			if c.reason != "" {
+				wantFailure(t, r, 1, "fastcp: failed to clone "+q(dst)+" from "+q(src)+": "+c.reason+"\n")
+				assertNotExist(t, dst)
+				assertNoTemps(t, dstDir)
+				return
+			}
+			wantSuccess(t, r)
+			assertSameContent(t, src, dst)
+			assertNoTemps(t, dstDir)
+			if c.file == "dense" {
+				assertShared(t, dst, 1<<20)
+			}
+		})
+	}
+}

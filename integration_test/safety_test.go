@@ -287,3 +287,30 @@ func TestFaultInjection(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyDest checks cp's message for a DEST on a read-only
+// filesystem, new or existing (which stays as it was).
+func TestReadOnlyDest(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := t.TempDir()
+	writeFile(t, join(dir, "src"), randomBytes(5000, "src"), 0o644)
+	ro, err := fsfixture.Mount(t.TempDir(), "tmpfs", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Unmount() })
+	old := randomBytes(300, "old")
+	writeFile(t, join(ro.Dir, "dst"), old, 0o644)
+	if err := ro.Remount("ro"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"new", "dst"} {
+		dst := join(ro.Dir, name)
+		r := fastcp(t, dir, "src", dst)
+		wantFailure(t, r, 1, "fastcp: cannot create regular file "+q(dst)+": Read-only file system\n")
+	}
+	assertNotExist(t, join(ro.Dir, "new"))
+	assertFileBytes(t, join(ro.Dir, "dst"), old)
+	assertNoTemps(t, ro.Dir)
+}

@@ -55,7 +55,7 @@ func TestSparseAlways(t *testing.T) {
 			wantSuccess(t, fastcp(t, dir, "--sparse=always", "--strategy="+c.strategy, src, dst))
 			assertSameContent(t, src, dst)
 			assertNoTemps(t, dir)
-			if b := blocks(t, dst); b > 2*data/512+holeSlackBlocks {
+			if b := blocks(t, dst); b > 2*data/512+defaultHoleSlack {
 				t.Errorf("--sparse=always: the copy takes %d bytes of disk, want about %d (4 MiB of zeros made holes)", b*512, 2*data)
 			}
 
