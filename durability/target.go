@@ -154,7 +154,7 @@ func Create(path string, o Options) (*Destination, error) {
 		if perm == 0 {
 			perm = 0o666
 		}
-		f, err := os.OpenFile(path, flags, perm)
+		f, err := openRaw(path, flags, perm)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func Create(path string, o Options) (*Destination, error) {
 			// Opened and registered under the registry lock, so a signal
 			// cannot leave it behind between the two.
 			reg.Lock()
-			f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
+			f, err := openRaw(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
 			if err == nil {
 				if reg.temps == nil {
 					reg.temps = make(map[string]struct{})
@@ -199,6 +199,29 @@ func Create(path string, o Options) (*Destination, error) {
 	}
 	d.wb.init(d, o)
 	return d, nil
+}
+
+// openRaw opens path with exactly flags (plus O_CLOEXEC) in one openat(2)
+// and wraps the descriptor with os.NewFile. os.OpenFile would follow the
+// open with fcntl(F_GETFL) and fcntl(F_SETFL, flags|O_NONBLOCK) to try the
+// runtime poller, and (*os.File).Fd with F_SETFL again to make it blocking:
+// harmless, but those F_SETFL calls carry the O_SYNC bit they read back, and
+// the contract is that O_SYNC and O_DSYNC are set by open and never appear
+// in an F_SETFL (strace-checked by the integration tests). os.NewFile on a
+// blocking descriptor makes no fcntl call that changes flags.
+func openRaw(path string, flags int, perm os.FileMode) (*os.File, error) {
+	for {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == unix.EINTR {
+			// A FIFO's open blocks until a reader comes, and a signal
+			// can interrupt it: open again, as os.OpenFile does.
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
 }
 
 // syncable reports whether the destination holds data that fsync and
@@ -301,6 +324,7 @@ func (d *Destination) Commit(src *os.File) error {
 // drops pages for --nocache.
 func (d *Destination) settle(src *os.File) error {
 	defer runtime.KeepAlive(d.File)
+	t := time.Now()
 	if err := d.wb.waitFlush(); err != nil {
 		// A failed background fdatasync is final, and so is a failed
 		// sync_file_range wait, which already consumed the error: the
@@ -316,7 +340,6 @@ func (d *Destination) settle(src *os.File) error {
 		// Reading the data back from the device needs it there first.
 		op = "fdatasync"
 	}
-	t := time.Now()
 	if op != "" {
 		if err := flush(d.fd, op); err != nil {
 			d.stats.Flush = time.Since(t)
