@@ -1,0 +1,586 @@
+package integration_test
+
+// The distribution side: make install/uninstall, reproducible builds, the
+// manual page (lint, every option, the benchmark's JSON schema) and the
+// shell completions (every option, every value).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"fastcp/benchmark"
+	"fastcp/copier"
+	"fastcp/durability"
+	"fastcp/flags"
+)
+
+// distRoot is the module root: the tests run in integration_test/.
+func distRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// distNeedTool returns the path of a program the test needs. Without it the
+// test is skipped, except under CI=true, where .ci/run installs it.
+func distNeedTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed, and CI=true forbids skipping this test", name)
+	}
+	t.Skipf("%s is not installed", name)
+	return ""
+}
+
+// distMakeEnv is the environment for a make run by a test: without the
+// variables of an outer make (make test passes its command line down
+// through MAKEFLAGS) or of the caller's shell that the Makefile reads, so
+// that only the test's own command line decides.
+func distMakeEnv(extra ...string) []string {
+	drop := map[string]bool{
+		"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true,
+		"PREFIX": true, "DESTDIR": true, "BINDIR": true, "MANDIR": true,
+		"BASHCOMPDIR": true, "ZSHCOMPDIR": true, "FISHCOMPDIR": true,
+		"OUT": true, "VERSION": true, "SOURCE_DATE_EPOCH": true, "INSTALL": true, "GO": true,
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// distMake runs make in dir with args and fails the test on an error.
+func distMake(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(distNeedTool(t, "make"), append([]string{"-C", dir}, args...)...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// The files make install puts under DESTDIR with PREFIX=/usr, and their modes.
+var distInstalled = map[string]os.FileMode{
+	"usr/bin/fastcp":                                  0o755,
+	"usr/share/man/man1/fastcp.1":                     0o644,
+	"usr/share/bash-completion/completions/fastcp":    0o644,
+	"usr/share/zsh/site-functions/_fastcp":            0o644,
+	"usr/share/fish/vendor_completions.d/fastcp.fish": 0o644,
+}
+
+// regularFiles lists the regular files under dir, relative to it.
+func regularFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func TestInstallUninstall(t *testing.T) {
+	root := distRoot(t)
+	tmp := t.TempDir()
+	dest := filepath.Join(tmp, "dest")
+	bin := filepath.Join(tmp, "build", "fastcp")
+	// Something of someone else's in the same directories, which
+	// uninstall must leave alone.
+	other := filepath.Join(dest, "usr", "bin", "other")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, other, []byte("not ours\n"), 0o755)
+
+	env := distMakeEnv()
+	// OUT keeps the binary out of the source tree; SOURCE_DATE_EPOCH
+	// (2023-11-14) and VERSION must reach the manual page's .TH line.
+	vars := []string{"DESTDIR=" + dest, "PREFIX=/usr", "OUT=" + bin, "VERSION=9.9-test", "SOURCE_DATE_EPOCH=1700000000"}
+	distMake(t, root, env, append([]string{"install"}, vars...)...)
+
+	want := []string{"usr/bin/other"}
+	for p, mode := range distInstalled {
+		want = append(want, p)
+		fi, err := os.Stat(filepath.Join(dest, p))
+		if err != nil {
+			t.Errorf("make install did not install %s: %v", p, err)
+			continue
+		}
+		if got := fi.Mode().Perm(); got != mode {
+			t.Errorf("%s has mode %#o, want %#o", p, got, mode)
+		}
+	}
+	sort.Strings(want)
+	if got := regularFiles(t, dest); !slices.Equal(got, want) {
+		t.Errorf("after make install DESTDIR has\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	out, err := exec.Command(filepath.Join(dest, "usr/bin/fastcp"), "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "fastcp 9.9-test\n") {
+		t.Errorf("installed fastcp --version: %q, %v; want \"fastcp 9.9-test\"", out, err)
+	}
+	man := filepath.Join(dest, "usr/share/man/man1/fastcp.1")
+	page, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := regexp.MustCompile(`(?m)^\.TH .*$`).Find(page); string(th) != `.TH FASTCP 1 2023-11-14 "fastcp 9.9-test" "User Commands"` {
+		t.Errorf("installed manual page: %q, want the date of SOURCE_DATE_EPOCH and the version", th)
+	}
+	for _, c := range []string{"bash-completion/completions/fastcp", "zsh/site-functions/_fastcp", "fish/vendor_completions.d/fastcp.fish"} {
+		src := map[string]string{"bash-completion/completions/fastcp": "fastcp.bash",
+			"zsh/site-functions/_fastcp": "_fastcp", "fish/vendor_completions.d/fastcp.fish": "fastcp.fish"}[c]
+		got, _ := os.ReadFile(filepath.Join(dest, "usr/share", c))
+		wantB, _ := os.ReadFile(filepath.Join(root, "completions", src))
+		if !bytes.Equal(got, wantB) {
+			t.Errorf("installed %s differs from completions/%s", c, src)
+		}
+	}
+	if groff, err := exec.LookPath("groff"); err == nil {
+		if out, err := exec.Command(groff, "-man", "-ww", "-z", man).CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("groff -man -ww -z on the installed page: %v\n%s", err, out)
+		}
+	}
+
+	distMake(t, root, env, append([]string{"uninstall"}, vars...)...)
+	if got := regularFiles(t, dest); !slices.Equal(got, []string{"usr/bin/other"}) {
+		t.Errorf("after make uninstall DESTDIR still has\n  %s\nwant only usr/bin/other", strings.Join(got, "\n  "))
+	}
+}
+
+// distSnapshot copies the module's source files (tracked, or untracked and
+// not ignored) from root into dir, once, so that builds compare one state
+// of a working tree that other people may be editing.
+func distSnapshot(t testing.TB, root, dir string) {
+	t.Helper()
+	var files []string
+	cmd := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	if out, err := cmd.Output(); err == nil {
+		for _, f := range strings.Split(string(out), "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+	} else {
+		// A tarball: everything but the built binary.
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			if d.IsDir() && (rel == ".git") {
+				return filepath.SkipDir
+			}
+			if d.Type().IsRegular() && rel != "fastcp" {
+				files = append(files, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		src := filepath.Join(root, f)
+		fi, err := os.Lstat(src)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // deleted in the working tree, or not a file
+		}
+		dst := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+		if err == nil {
+			_, err = io.Copy(out, in)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+		}
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sha256File(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Two builds of the same sources with the Makefile's flags, from two
+// different directories, one with an empty Go build cache (everything,
+// the standard library included, compiled afresh) and one with the usual
+// cache, must give byte-identical binaries.
+func TestReproducibleBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles everything from scratch; skipped with -short")
+	}
+	root := distRoot(t)
+	distNeedTool(t, "make")
+	version := "devel"
+	if out, err := exec.Command("git", "-C", root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {
+		version = strings.TrimSpace(string(out))
+	}
+	tmp := t.TempDir()
+	srcA := filepath.Join(tmp, "a", "src")
+	srcB := filepath.Join(tmp, "b", "a", "longer", "path", "to", "the", "src")
+	distSnapshot(t, root, srcA)
+	distSnapshot(t, srcA, srcB)
+
+	binA := filepath.Join(tmp, "a", "fastcp")
+	binB := filepath.Join(tmp, "b", "fastcp")
+	// The snapshots have no .git: VERSION is given, as for a tarball.
+	distMake(t, srcA, distMakeEnv("GOCACHE="+filepath.Join(tmp, "gocache")), "build", "OUT="+binA, "VERSION="+version)
+	distMake(t, srcB, distMakeEnv(), "build", "OUT="+binB, "VERSION="+version)
+
+	sumA, sumB := sha256File(t, binA), sha256File(t, binB)
+	t.Logf("sha256 %s  (empty build cache, %s)", sumA, srcA)
+	t.Logf("sha256 %s  (usual build cache, %s)", sumB, srcB)
+	if sumA != sumB {
+		t.Errorf("two builds of the same sources differ: %s and %s", sumA, sumB)
+	}
+	for _, b := range []string{binA, binB} {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(tmp)) {
+			t.Errorf("%s contains the build directory %s (-trimpath missing?)", b, tmp)
+		}
+	}
+	out, err := exec.Command(binA, "--version").Output()
+	if err != nil || string(out) != "fastcp "+version+"\n" {
+		t.Errorf("fastcp --version: %q, %v; want %q", out, err, "fastcp "+version+"\n")
+	}
+}
+
+func distManPage(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(distRoot(t), "man", "fastcp.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// distSection returns the text of the man page's section (.SH name) or
+// subsection (.SS name), up to the next one of the same level or above.
+func distSection(t testing.TB, page, macro, name string) string {
+	t.Helper()
+	start := regexp.MustCompile(`(?m)^\` + macro + ` "?` + regexp.QuoteMeta(name) + `"?\s*$`).FindStringIndex(page)
+	if start == nil {
+		t.Fatalf("the manual page has no %s %s", macro, name)
+	}
+	rest := page[start[1]:]
+	endRE := `(?m)^\.SH `
+	if macro == ".SS" {
+		endRE = `(?m)^\.S[HS] `
+	}
+	if end := regexp.MustCompile(endRE).FindStringIndex(rest); end != nil {
+		rest = rest[:end[0]]
+	}
+	return rest
+}
+
+func TestManPageLint(t *testing.T) {
+	groff := distNeedTool(t, "groff")
+	cmd := exec.Command(groff, "-man", "-ww", "-z", filepath.Join(distRoot(t), "man", "fastcp.1"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("groff -man -ww -z man/fastcp.1: %v\n%s", err, out)
+	}
+}
+
+// roffOption is an option as the manual page spells it: "\-\-sync".
+func roffOption(name string) string { return strings.ReplaceAll(name, "-", `\-`) }
+
+// distMentions reports whether text has word (an option as typed, e.g.
+// "--sync" or "-R") standing alone: not part of a longer option ("-p" in
+// "--preserve", "--progress" in "--no-progress"). escaped says whether
+// text is roff, where "-" is written "\-".
+func distMentions(text, word string, escaped bool) bool {
+	if escaped {
+		// Not preceded by another "\-" or a letter, not followed by a
+		// letter, digit, "_" or "\-".
+		re := `(^|[^-A-Za-z0-9_])` + regexp.QuoteMeta(roffOption(word)) + `($|[^A-Za-z0-9_\\]|\\[^-])`
+		return regexp.MustCompile(re).MatchString(text)
+	}
+	re := `(^|[^-A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^-A-Za-z0-9_])`
+	return regexp.MustCompile(re).MatchString(text)
+}
+
+// Every option of flags/set.go is documented in OPTIONS, and every value
+// of the enumerated options too.
+func TestManPageHasEveryOption(t *testing.T) {
+	page := distManPage(t)
+	options := distSection(t, page, ".SH", "OPTIONS")
+	names := flags.AllFlagNames()
+	if len(names) < 40 {
+		t.Fatalf("flags.AllFlagNames() lists only %d options: %v", len(names), names)
+	}
+	for _, name := range names {
+		if !distMentions(options, name, true) {
+			t.Errorf("man/fastcp.1 OPTIONS does not document %s (looked for %q)", name, roffOption(name))
+		}
+	}
+	for _, v := range distValues() {
+		if !distHasWord(options, v.value) {
+			t.Errorf("man/fastcp.1 OPTIONS does not name %s value %q", v.option, v.value)
+		}
+	}
+}
+
+// distHasWord reports whether text has word, not as part of a longer
+// word ("copy_file_range", "no-progress").
+func distHasWord(text, word string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(text)
+}
+
+// distValue is one value an enumerated option takes.
+type distValue struct{ option, value string }
+
+func distValues() []distValue {
+	var vs []distValue
+	add := func(option string, values []string) {
+		for _, v := range values {
+			vs = append(vs, distValue{option, v})
+		}
+	}
+	add("--strategy", copier.StrategyNames())
+	add("--reflink", copier.ReflinkNames)
+	add("--sparse", copier.SparseNames)
+	add("--sync", durability.SyncNames)
+	add("--preserve", flags.PreserveWords)
+	return vs
+}
+
+// distJSONKeys lists the JSON keys of a struct type and of the structs it
+// contains (in slices, maps and fields).
+func distJSONKeys(t reflect.Type, keys map[string]bool) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		distJSONKeys(t.Elem(), keys)
+		return
+	case reflect.Struct:
+	default:
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		keys[name] = true
+		distJSONKeys(f.Type, keys)
+	}
+}
+
+// The JSON schema in the manual page is benchmark.Report's: every key of
+// the structs is documented, and every key documented exists.
+func TestManPageJSONSchema(t *testing.T) {
+	page := distManPage(t)
+	schema := distSection(t, page, ".SS", "JSON")
+	keys := map[string]bool{}
+	distJSONKeys(reflect.TypeOf(benchmark.Report{}), keys)
+	for k := range keys {
+		if !strings.Contains(schema, `"`+k+`":`) {
+			t.Errorf("man/fastcp.1 JSON schema lacks the key %q of benchmark.Report", k)
+		}
+	}
+	// The keys of Row.Calls: every strategy and "other".
+	mapKeys := map[string]bool{"other": true}
+	for _, s := range copier.Strategies() {
+		mapKeys[s.String()] = true
+		if !strings.Contains(schema, `"`+s.String()+`":`) {
+			t.Errorf("man/fastcp.1 JSON schema lacks the calls key %q", s.String())
+		}
+	}
+	for _, m := range regexp.MustCompile(`"([a-z_]+)":`).FindAllStringSubmatch(schema, -1) {
+		if !keys[m[1]] && !mapKeys[m[1]] {
+			t.Errorf("man/fastcp.1 JSON schema documents %q, which benchmark.Report does not have", m[1])
+		}
+	}
+}
+
+// distCompletions are the completion files and how each spells a short
+// option ("-r" in bash and zsh, "-s r" in fish).
+var distCompletions = []struct {
+	file  string
+	short func(letter string) string
+}{
+	{"fastcp.bash", func(l string) string { return "-" + l }},
+	{"_fastcp", func(l string) string { return "-" + l }},
+	{"fastcp.fish", func(l string) string { return "-s " + l }},
+}
+
+func TestCompletionsHaveEveryOption(t *testing.T) {
+	root := distRoot(t)
+	for _, c := range distCompletions {
+		b, err := os.ReadFile(filepath.Join(root, "completions", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		for _, name := range flags.AllFlagNames() {
+			if long, ok := strings.CutPrefix(name, "--"); ok {
+				if c.file == "fastcp.fish" {
+					// complete -l NAME
+					if !regexp.MustCompile(`-l ` + regexp.QuoteMeta(long) + `(\s|$)`).MatchString(text) {
+						t.Errorf("completions/%s lacks %s", c.file, name)
+					}
+					continue
+				}
+				if !distMentions(text, name, false) {
+					t.Errorf("completions/%s lacks %s", c.file, name)
+				}
+				continue
+			}
+			want := c.short(strings.TrimPrefix(name, "-"))
+			if !distMentions(text, want, false) && !strings.Contains(text, want+" ") {
+				t.Errorf("completions/%s lacks %s (looked for %q)", c.file, name, want)
+			}
+		}
+		for _, v := range distValues() {
+			if !distHasWord(text, v.value) {
+				t.Errorf("completions/%s lacks %s value %q", c.file, v.option, v.value)
+			}
+		}
+	}
+}
+
+// distBashComplete runs the bash completion function on words (the last
+// one being completed, split as bash splits them: "--sync", "=", "d") and
+// returns COMPREPLY.
+func distBashComplete(t *testing.T, bash, dir string, words ...string) []string {
+	t.Helper()
+	script := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _fastcp; printf '%s\n' "${COMPREPLY[@]}"`
+	cmd := exec.Command(bash, append([]string{"--norc", "--noprofile", "-c", script, "bash", filepath.Join(distRoot(t), "completions", "fastcp.bash")}, words...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash completion of %q: %v\n%s", words, err, out)
+	}
+	var got []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			got = append(got, l)
+		}
+	}
+	sort.Strings(got)
+	return got
+}
+
+func TestBashCompletion(t *testing.T) {
+	bash := distNeedTool(t, "bash")
+	dir := t.TempDir()
+	mustMkdir(t, filepath.Join(dir, "sub"))
+	writeFile(t, filepath.Join(dir, "file"), []byte("x"), 0o644)
+
+	sorted := func(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
+	except := func(s []string, drop string) []string {
+		return slices.DeleteFunc(slices.Clone(s), func(x string) bool { return x == drop })
+	}
+	prefixed := func(p string, s []string) []string {
+		var out []string
+		for _, x := range s {
+			out = append(out, p+x)
+		}
+		return sorted(out)
+	}
+	for _, tc := range []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"fastcp", "--sync", "=", ""}, sorted(durability.SyncNames)},
+		{[]string{"fastcp", "--sync", ""}, sorted(durability.SyncNames)},
+		{[]string{"fastcp", "--sync=o"}, []string{"--sync=odsync", "--sync=osync"}},
+		{[]string{"fastcp", "--strategy", "=", ""}, sorted(copier.StrategyNames())},
+		{[]string{"fastcp", "--reflink", "=", ""}, sorted(copier.ReflinkNames)},
+		{[]string{"fastcp", "--sparse", "=", ""}, sorted(copier.SparseNames)},
+		{[]string{"fastcp", "--preserve", "=", ""}, sorted(flags.PreserveWords)},
+		{[]string{"fastcp", "--preserve", "=", "mode,"}, prefixed("mode,", except(flags.PreserveWords, "mode"))},
+		{[]string{"fastcp", "--str"}, []string{"--strategy="}},
+		{[]string{"fastcp", "--no-p"}, []string{"--no-progress"}},
+		{[]string{"fastcp", "-t", ""}, []string{"sub"}},
+		{[]string{"fastcp", "--benchmark", ""}, []string{"sub"}},
+		{[]string{"fastcp", "--reflink", ""}, []string{"file", "sub"}}, // its value needs "=": this is an operand
+		{[]string{"fastcp", "f"}, []string{"file"}},
+	} {
+		if got := distBashComplete(t, bash, dir, tc.words...); !slices.Equal(got, tc.want) {
+			t.Errorf("bash completes %q to %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	// Every long option is offered.
+	all := distBashComplete(t, bash, dir, "fastcp", "--")
+	for _, name := range flags.AllFlagNames() {
+		if strings.HasPrefix(name, "--") && !slices.Contains(all, name) && !slices.Contains(all, name+"=") {
+			t.Errorf("bash does not offer %s for %q", name, "--")
+		}
+	}
+}
+
+// The zsh and fish files at least parse (when the shell is installed:
+// .ci/run installs neither).
+func TestZshFishCompletionsParse(t *testing.T) {
+	root := distRoot(t)
+	for _, c := range []struct{ shell, file string }{{"zsh", "_fastcp"}, {"fish", "fastcp.fish"}} {
+		sh, err := exec.LookPath(c.shell)
+		if err != nil {
+			t.Logf("%s is not installed: completions/%s not parsed", c.shell, c.file)
+			continue
+		}
+		if out, err := exec.Command(sh, "-n", filepath.Join(root, "completions", c.file)).CombinedOutput(); err != nil {
+			t.Errorf("%s -n completions/%s: %v\n%s", c.shell, c.file, err, out)
+		}
+	}
+}
