@@ -143,10 +143,10 @@ func (r *result) print(w io.Writer) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "tool\tmedian\tmin-max\tx best\tuser\tsys\tpeak RSS\truns\t")
+	fmt.Fprintln(tw, "tool\tmedian\tmin-max\tx best\tuser\tsys\tpeak RSS\truns")
 	for _, tr := range r.tools {
 		if len(tr.samples) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t0\t\n", tr.tool.name)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t0\n", tr.tool.name)
 			continue
 		}
 		walls := tr.walls()
@@ -155,7 +155,7 @@ func (r *result) print(w io.Writer) {
 			users = append(users, s.user)
 			syss = append(syss, s.sys)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s-%s\t%.2f\t%s\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s-%s\t%.2f\t%s\t%s\t%s\t%d\n",
 			tr.tool.name, fmtDur(median(walls)), fmtDur(minDur(walls)), fmtDur(maxDur(walls)),
 			quotient(median(walls), best), fmtDur(median(users)), fmtDur(median(syss)),
 			fmtRSS(tr.peakRSS(), r.rssFloor), len(tr.samples))
@@ -193,29 +193,33 @@ func (r *result) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s: %v\n", word, r.err)
 	}
-	if len(r.sc.targets) > 0 {
+	if len(r.sc.targets) > 0 && r.err == nil {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  target\tvalue\tresult\t")
+		fmt.Fprintln(tw, "  target\tvalue\tresult")
 		for _, t := range r.sc.targets {
 			v, res := t.eval(r)
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", t.desc, v, res)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.desc, v, res)
 		}
 		tw.Flush()
 	}
 }
 
-// printSummary lists every target with a verdict, and every failure.
+// printSummary lists every target with a verdict, and every failure (whose
+// targets are not judged on partial numbers).
 func printSummary(w io.Writer, results []*result) {
 	fmt.Fprintf(w, "\n== summary\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	nmet, nmissed := 0, 0
 	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
 		for _, t := range r.sc.targets {
 			v, res := t.eval(r)
 			if res == info {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.sc.id, t.desc, v, res)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.sc.id, t.desc, v, res)
 			switch res {
 			case met:
 				nmet++

@@ -129,6 +129,18 @@ func defaultScenarios(size int64) []*scenario {
 			},
 			showBlocks: true,
 		},
+		{
+			// No target: the fixed cost of one invocation (exec, runtime
+			// and package init, temp file and rename), which is most of
+			// the time of a reflink or a sparse copy.
+			id:      "tiny-ext4",
+			title:   "ext4 -> ext4, 4 KiB file: the cost of one invocation",
+			srcFS:   rootFS,
+			dstFS:   rootFS,
+			source:  randomFile(4 << 10),
+			tools:   []tool{fastcpTool(), cpTool, iocopyTool},
+			targets: []target{ratio("fastcp", "cp"), ratio("fastcp", "iocopy")},
+		},
 	}
 }
 
