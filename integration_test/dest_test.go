@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -253,4 +254,17 @@ func TestLargerDestTruncated(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLongDestName copies to a DEST whose name has NAME_MAX (255) bytes:
+// the temporary name beside it must still fit.
+func TestLongDestName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := randomBytes(100000, "long")
+	writeFile(t, join(dir, "src"), data, 0o644)
+	name := strings.Repeat("x", 255)
+	wantSuccess(t, fastcp(t, dir, "src", name))
+	assertFileBytes(t, join(dir, name), data)
+	assertNoTemps(t, dir)
 }

@@ -216,6 +216,15 @@ func cleanupRoot(root string) {
 			exec.Command("umount", "-l", mp).Run()
 		}
 	}
+	// Loop devices a crashed test attached to images under root (mounted
+	// ones went away with their mounts).
+	backing, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, b := range backing {
+		file, err := os.ReadFile(b)
+		if err == nil && strings.HasPrefix(string(file), root+"/") {
+			exec.Command("losetup", "-d", "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(b)))).Run()
+		}
+	}
 	os.RemoveAll(root)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -256,4 +257,68 @@ func TestDevNullDest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDeviceSources copies finite devices: /dev/null gives an empty regular
+// file; a block device (st_size 0, root only: a loop device over a 4 MiB
+// image) gives a regular file with all of the device's bytes. A forced
+// strategy the kernel cannot do from the device is refused, not replaced.
+func TestDeviceSources(t *testing.T) {
+	t.Parallel()
+	t.Run("dev-null", func(t *testing.T) {
+		t.Parallel()
+		for _, s := range []string{"auto", "rw", "sendfile", "splice"} {
+			t.Run(s, func(t *testing.T) {
+				dir := t.TempDir()
+				dst := join(dir, "copy")
+				var refused unix.Errno
+				if s == "sendfile" || s == "splice" {
+					f, err := os.Open("/dev/null")
+					if err != nil {
+						t.Fatal(err)
+					}
+					refused = kernelRefuses(t, s, f)
+					f.Close()
+				}
+				r := fastcp(t, dir, "--strategy="+s, "/dev/null", dst)
+				assertNoTemps(t, dir)
+				if refused != 0 {
+					wantForcedRefusal(t, r, s, "/dev/null", dst, refused)
+					assertNotExist(t, dst)
+					return
+				}
+				wantSuccess(t, r)
+				assertFileBytes(t, dst, nil)
+			})
+		}
+	})
+	t.Run("block-device", func(t *testing.T) {
+		t.Parallel()
+		needRoot(t)
+		dir := t.TempDir()
+		img := join(dir, "img")
+		data := randomBytes(4<<20, "blockdev")
+		writeFile(t, img, data, 0o644)
+		out, err := exec.Command("losetup", "--find", "--show", img).Output()
+		if err != nil {
+			t.Fatalf("losetup: %v", err)
+		}
+		dev := strings.TrimSpace(string(out))
+		t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+		for _, s := range []string{"auto", "rw", "sendfile", "splice", "copy_file_range"} {
+			t.Run(s, func(t *testing.T) {
+				dst := join(dir, "copy-"+s)
+				r := fastcp(t, dir, "--strategy="+s, dev, dst)
+				assertNoTemps(t, dir)
+				if s == "copy_file_range" {
+					// copy_file_range(2): EINVAL when fd_in is not a regular file.
+					wantForcedRefusal(t, r, s, dev, dst, unix.EINVAL)
+					assertNotExist(t, dst)
+					return
+				}
+				wantSuccess(t, r)
+				assertFileBytes(t, dst, data)
+			})
+		}
+	})
 }
