@@ -679,8 +679,9 @@ func ccCompareLines(t *testing.T, what string, cp, fc []string, ordered bool) {
 	}
 }
 
-// ccIsLink, ccIsRegular, ccIsDir and friends are small assertions for
-// scenario checks.
+// ccType and the helpers after it are small assertions for scenario
+// checks, on the tree in work directory w. ccType checks p's file type
+// (S_IFREG, S_IFDIR...) and returns its stat when it matches.
 func ccType(t *testing.T, w, p string, want uint32) *unix.Stat_t {
 	t.Helper()
 	var st unix.Stat_t
@@ -932,6 +933,8 @@ var ccScenarios = []ccScenario{
 				t.Errorf("x/xa has xattrs %q, want user.x=1", got)
 			}
 		}},
+	{name: "r-preserve-links", args: ccArgs("-r", "--preserve=links", "d", "x"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "x/hl1", "x/hl2", true) }},
 	{name: "preserve-bad-value", args: ccArgs("--preserve=bogus", "a", "x"), usage: true, absent: []string{"x"}},
 
 	// Overwrite control.
@@ -1005,6 +1008,21 @@ var ccScenarios = []ccScenario{
 		check: func(t *testing.T, w string) { ccContent(t, w, "y", "dash\n") }},
 	{name: "dash-file-into-dir", args: ccArgs("-t", "D", "--", "-x", "a"), exist: []string{"D/-x", "D/a"}},
 	{name: "options-after-operands", args: ccArgs("a", "x", "-v"), ordered: true, exist: []string{"x"}},
+
+	{name: "long-archive-verbose", args: ccArgs("--archive", "--verbose", "d/sub", "x"),
+		check: func(t *testing.T, w string) { ccMtimeOf(t, w, "x/f2", ccStd("d/sub/f2")) }},
+	{name: "long-recursive-dereference", args: ccArgs("--recursive", "--dereference", "d/sub", "x"),
+		check: func(t *testing.T, w string) { ccContent(t, w, "x/up", "f1\n") }},
+	{name: "long-no-dereference", args: ccArgs("--no-dereference", "la", "x"),
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "x", "a") }},
+	{name: "long-update-no-target-directory", args: ccArgs("--update", "--no-target-directory", "a", "U/newer"),
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/newer", "newer\n") }},
+	{name: "long-interactive-then-no-clobber", args: ccArgs("--interactive", "--no-clobber", "a", "b"), stdin: "y\n",
+		check: func(t *testing.T, w string) { ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b"))) }},
+	{name: "long-force-target-directory", args: ccArgs("--force", "--target-directory", "E", "a"), renamed: []string{"E"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "E/a", "alpha\n") }},
+	{name: "ru-merge-into-existing-tree", args: ccArgs("-ru", "d", "R"),
+		exist: []string{"R/d/sub/f2"}},
 
 	// Usage errors: GNU cp exits 1, fastcp 2 with a hint (CLI.md).
 	{name: "usage-no-operand", args: nil, usage: true},
