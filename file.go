@@ -94,7 +94,8 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	defer srcF.Close()
-	if ofi, err := srcF.Stat(); err != nil || !os.SameFile(ofi, sfi) {
+	var before unix.Stat_t
+	if err := unix.Fstat(int(srcF.Fd()), &before); err != nil || before.Dev != rawStat(sfi).Dev || before.Ino != rawStat(sfi).Ino {
 		r.fail(fmt.Sprintf("skipping file %s, as it was replaced while being copied", quote(src)))
 		return false
 	}
@@ -145,6 +146,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		Sparse:     o.Sparse,
 		BufferSize: o.BufferSize,
 		Memo:       &a.memo,
+		SourceStat: &before,
 		Written:    dest.Written,
 		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
 	})
@@ -152,6 +154,9 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		for _, l := range debugLines(&res) {
 			r.out(l)
 		}
+	}
+	if err == nil {
+		err = sourceChanged(srcF, &before, res.Size)
 	}
 	if err == nil && !dest.InPlace() {
 		err = a.setAttrs(dest, srcF, sfi, dfi, newFile, dst)
@@ -173,6 +178,47 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	return true
+}
+
+// changedError is a source that changed while it was copied.
+type changedError struct{ what string }
+
+func (e *changedError) Error() string { return e.what }
+
+// sourceChanged checks that the source still is what was copied: the same
+// size as the bytes read and the same modification time as before. A file
+// that grew, shrank or was rewritten meanwhile would leave a mix of old and
+// new data, so the copy is not put in place. Files in /proc and /sys have
+// no meaningful size or time and are not checked.
+func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
+	if before.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	var after unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
+		return nil
+	}
+	if after.Size == copied && before.Size == copied && after.Mtim == before.Mtim {
+		return nil
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &fs) == nil && pseudoFS[int64(fs.Type)] {
+		return nil
+	}
+	switch {
+	case after.Size != before.Size || copied != before.Size:
+		return &changedError{fmt.Sprintf("changed size while being copied (%d bytes before, %d copied, %d now)", before.Size, copied, after.Size)}
+	default:
+		return &changedError{"was modified while being copied"}
+	}
+}
+
+// pseudoFS are filesystems whose files report sizes and times that say
+// nothing about their contents.
+var pseudoFS = map[int64]bool{
+	unix.PROC_SUPER_MAGIC: true, unix.SYSFS_MAGIC: true, unix.DEBUGFS_MAGIC: true,
+	unix.TRACEFS_MAGIC: true, unix.CGROUP_SUPER_MAGIC: true, unix.CGROUP2_SUPER_MAGIC: true,
+	unix.SECURITYFS_MAGIC: true, unix.BPF_FS_MAGIC: true, unix.EFIVARFS_MAGIC: true,
 }
 
 // setAttrs gives the temporary file the attributes the result must have

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fastcp/copier"
 	"fastcp/durability"
@@ -133,5 +134,55 @@ func TestSequencerOrdersRecords(t *testing.T) {
 	s.close(r1)
 	if out.String() != "one\nthree\n" || errb.String() != "fastcp: two failed\n" || !s.failed {
 		t.Errorf("stdout %q stderr %q failed %v", out.String(), errb.String(), s.failed)
+	}
+}
+
+// A source that grows, shrinks or is rewritten during the copy is reported
+// and DEST is not replaced with a mix of old and new data.
+func TestSourceChangingDuringCopy(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(path string)
+		want   string
+	}{
+		{"grows", func(p string) {
+			f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			f.Write([]byte("more"))
+			f.Close()
+		}, "changed size while being copied (90000 bytes before, 90004 copied, 90004 now)"},
+		{"shrinks", func(p string) { os.Truncate(p, 1000) }, "changed size while being copied (90000 bytes before, 1000 copied, 1000 now)"},
+		{"rewritten", func(p string) {
+			f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+			f.WriteAt([]byte("X"), 5)
+			f.Close()
+			later := time.Now().Add(time.Hour)
+			os.Chtimes(p, later, later)
+		}, "was modified while being copied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+			os.WriteFile(src, bytes.Repeat([]byte("abcdefghi\n"), 9000), 0o644)
+			os.WriteFile(dst, []byte("old\n"), 0o644)
+			old := copyData
+			copyData = func(d, s *os.File, o copier.Options) (copier.Result, error) {
+				tt.change(src)
+				o.SourceStat = nil
+				return old(d, s, o)
+			}
+			defer func() { copyData = old }()
+			code, _, stderr := runFastcp(t, src, dst)
+			want := "fastcp: '" + src + "' " + tt.want + "; '" + dst + "' was not replaced\n"
+			if code != 1 || stderr != want {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+			}
+			if b, _ := os.ReadFile(dst); string(b) != "old\n" {
+				t.Errorf("DEST replaced: %q", b[:min(len(b), 20)])
+			}
+			if l := leftovers(t, dir); len(l) != 0 {
+				t.Errorf("temporary files left: %v", l)
+			}
+		})
 	}
 }

@@ -112,6 +112,9 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 	if ae := (*attrError)(nil); errors.As(err, &ae) {
 		return ae.msg
 	}
+	if ce := (*changedError)(nil); errors.As(err, &ce) {
+		return fmt.Sprintf("%s %s; %s was not replaced", quote(src), ce.what, quote(dst))
+	}
 	var de *durability.Error
 	if errors.As(err, &de) {
 		switch de.Op {

@@ -71,7 +71,9 @@ func isPositional(mode uint32) bool {
 func (c *copier) other() *int64 { return &c.res.Stats[Auto].Calls }
 
 func (c *copier) run() error {
-	if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
+	if c.opts.SourceStat != nil {
+		c.srcSt = *c.opts.SourceStat
+	} else if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
 		return &Error{Side: SideRead, Err: syscallErr("fstat", err)}
 	}
 	if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {

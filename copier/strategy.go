@@ -8,6 +8,8 @@ package copier
 import (
 	"fmt"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Strategy names a copy mechanism.
@@ -104,6 +106,9 @@ type Options struct {
 	// goes from reflink straight to the rw loop, whose large writes wait
 	// far less often.
 	SyncWrites bool
+	// SourceStat, when set, is an fstat of src the caller just made; the
+	// copier then does not make its own.
+	SourceStat *unix.Stat_t
 	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
 	// run over many files does not pay for the same refusal on every file.
 	Memo *Memo
