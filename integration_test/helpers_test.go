@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -490,7 +491,7 @@ func unblockFIFO(path string) {
 // unblocking its open if the other side never came.
 func waitFIFOPeer[T any](t testing.TB, path string, done <-chan T) T {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(15 * time.Second)
 	for {
 		select {
 		case v := <-done:
@@ -498,7 +499,7 @@ func waitFIFOPeer[T any](t testing.TB, path string, done <-chan T) T {
 		case <-time.After(100 * time.Millisecond):
 			unblockFIFO(path)
 		case <-deadline:
-			t.Fatalf("the goroutine on FIFO %s did not finish", path)
+			t.Fatalf("the writer of FIFO %s did not finish", path)
 		}
 	}
 }
@@ -530,21 +531,42 @@ type fifoRead struct {
 	err  error
 }
 
-// fifoReader opens the FIFO at path for reading (blocking until a writer
-// comes) and reads it to EOF.
-func fifoReader(path string) <-chan fifoRead {
+// fifoReader opens the FIFO at path for reading and reads it to EOF in a
+// goroutine. It holds a write end of its own, so that neither its open nor
+// the writer's blocks, whatever the writer does (even replace the FIFO);
+// EOF comes once release has dropped that write end: call it after the
+// writer under test has exited. wait returns what was read.
+func fifoReader(t testing.TB, path string) (release func(), wait func() fifoRead) {
+	t.Helper()
+	keep, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { unix.Close(keep) }) }
+	t.Cleanup(release)
+	f, err := os.Open(path)
+	if err != nil {
+		release()
+		t.Fatal(err)
+	}
 	done := make(chan fifoRead, 1)
 	go func() {
-		f, err := os.Open(path)
-		if err != nil {
-			done <- fifoRead{err: err}
-			return
-		}
 		b, err := io.ReadAll(f)
 		f.Close()
 		done <- fifoRead{b, err}
 	}()
-	return done
+	wait = func() fifoRead {
+		release()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(30 * time.Second):
+			t.Fatalf("reading FIFO %s did not end", path)
+			return fifoRead{}
+		}
+	}
+	return release, wait
 }
 
 // hasPrefixLine reports whether some line of s starts with prefix.

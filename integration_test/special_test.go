@@ -207,9 +207,9 @@ func TestFIFODest(t *testing.T) {
 			src, fifo := join(dir, "src"), join(dir, "fifo")
 			writeFile(t, src, data, 0o644)
 			mkfifo(t, fifo)
-			read := fifoReader(fifo)
+			_, wait := fifoReader(t, fifo)
 			r := fastcp(t, dir, "--strategy="+s, src, fifo)
-			got := waitFIFOPeer(t, fifo, read)
+			got := wait()
 			wantSuccess(t, r)
 			if got.err != nil {
 				t.Fatalf("the reader: %v", got.err)
@@ -234,17 +234,19 @@ func TestDevNullDest(t *testing.T) {
 	dir := t.TempDir()
 	src := join(dir, "src")
 	writeFile(t, src, randomBytes(1<<20+3, "null"), 0o644)
-	nulls := []string{"/dev/null"}
+	type null struct{ name, path string }
+	nulls := []null{{"dev-null", "/dev/null"}}
 	if os.Geteuid() == 0 {
 		own := join(dir, "null")
 		if err := unix.Mknod(own, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 			t.Fatal(err)
 		}
-		nulls = []string{own, "/dev/null"}
+		nulls = []null{{"own-node", own}, {"dev-null", "/dev/null"}}
 	}
-	for _, null := range nulls {
+	for _, n := range nulls {
+		null := n.path
 		for _, s := range []string{"auto", "sendfile", "splice", "rw"} {
-			ok := t.Run(strings.ReplaceAll(null[1:], "/", "_")+"-"+s, func(t *testing.T) {
+			ok := t.Run(n.name+"-"+s, func(t *testing.T) {
 				wantSuccess(t, fastcp(t, dir, "--strategy="+s, src, null))
 				st := statT(t, null)
 				if st.Mode&syscall.S_IFMT != syscall.S_IFCHR || st.Rdev != unix.Mkdev(1, 3) {
