@@ -491,6 +491,9 @@ func ccStdTree() []ccEntry {
 		ccDir("D", 0o755),
 		ccDir("E", 0o755),
 		ccFile("E/a", "old a, longer than the new one\n", 0o600).owner(2000, 2000),
+		ccDir("I", 0o755),
+		ccFile("I/a", "old I/a\n", 0o644),
+		ccFile("I/b", "old I/b\n", 0o644),
 		ccDir("H", 0o755),
 		ccFile("H/x", "old\n", 0o644),
 		ccHard("H/y", "H/x"),
@@ -618,7 +621,7 @@ func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
 			t.Errorf("fastcp's usage error must end with the --help hint line, got %q", rf.stderr)
 		}
 	default:
-		ccCompareLines(t, "stderr", lines(cpErr), lines(rf.stderr), sc.ordered)
+		ccCompareLines(t, "stderr", ccStderrLines(cpErr), ccStderrLines(rf.stderr), sc.ordered)
 	}
 
 	// Trees.
@@ -659,6 +662,12 @@ func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
 	if t.Failed() {
 		t.Logf("reproduce: in two copies of the fixture, run `LC_ALL=C %s` and `LC_ALL=C %s`", cmdline, fcCmdline)
 	}
+}
+
+// ccStderrLines splits stderr into lines, ending each -i prompt (which
+// has no newline) with one, so that prompts can be compared as lines.
+func ccStderrLines(s string) []string {
+	return lines(strings.ReplaceAll(s, "? ", "? \n"))
 }
 
 // ccCompareLines compares cp's output lines with fastcp's, in order or as
@@ -949,11 +958,18 @@ var ccScenarios = []ccScenario{
 		check: func(t *testing.T, w string) { ccContent(t, w, "b", "alpha\n") }},
 	{name: "i-no", args: ccArgs("-i", "a", "E"), stdin: "n\n", ordered: true,
 		check: func(t *testing.T, w string) { ccContent(t, w, "E/a", "old a, longer than the new one\n") }},
-	{name: "i-yes-then-no-in-tree", args: ccArgs("-ri", "d", "R"), stdin: "y\nn\n", ordered: true,
-		// Two prompts: R/d/f1 (yes), then R/d/link (no).
+	{name: "i-yes-then-no", args: ccArgs("-i", "a", "b", "I"), stdin: "y\nn\n", ordered: true, renamed: []string{"I"},
+		// Two prompts in command-line order: I/a (yes), then I/b (no).
+		check: func(t *testing.T, w string) {
+			ccContent(t, w, "I/a", "alpha\n")
+			ccContent(t, w, "I/b", "old I/b\n")
+		}},
+	{name: "ri-yes-in-tree", args: ccArgs("-ri", "d", "R"), stdin: "y\ny\n",
+		// Two prompts, R/d/f1 and R/d/link, in an order that differs
+		// (cp: inode order): both answered yes.
 		check: func(t *testing.T, w string) {
 			ccContent(t, w, "R/d/f1", "f1\n")
-			ccLinkTo(t, w, "R/d/link", "elsewhere")
+			ccLinkTo(t, w, "R/d/link", "f1")
 		}},
 	{name: "i-new-file-no-prompt", args: ccArgs("-i", "a", "x"), stdin: "n\n", exist: []string{"x"}},
 	{name: "n-after-i-wins", args: ccArgs("-i", "-n", "a", "b"), stdin: "y\n",
