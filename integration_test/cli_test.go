@@ -1,7 +1,9 @@
 package integration_test
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -55,7 +57,8 @@ func TestCopyIntoDirectory(t *testing.T) {
 
 // TestSourceErrors checks the messages for a directory SOURCE without -r
 // and a missing SOURCE, alone and among other sources (which are still
-// copied, with exit status 1).
+// copied, with exit status 1), and for a target that is missing or not a
+// directory. The sources are never changed.
 func TestSourceErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -66,6 +69,13 @@ func TestSourceErrors(t *testing.T) {
 		absent []string // paths that must not exist
 		dirs   []string // paths that must still be directories
 	}{
+		{name: "target-missing", args: []string{"a", "b", "nodir"}, stderr: "fastcp: target 'nodir': No such file or directory\n",
+			absent: []string{"nodir"}},
+		// cp 9.x words it so (8.x said "target 'b' is not a directory").
+		{name: "target-not-directory", args: []string{"a", "a", "b"}, stderr: "fastcp: target 'b': Not a directory\n"},
+		{name: "t-missing", args: []string{"-t", "nodir", "a"}, stderr: "fastcp: target directory 'nodir': No such file or directory\n",
+			absent: []string{"nodir"}},
+		{name: "t-not-directory", args: []string{"-t", "b", "a"}, stderr: "fastcp: target directory 'b': Not a directory\n"},
 		{name: "file-over-directory", args: []string{"-T", "a", "D"}, stderr: "fastcp: cannot overwrite directory 'D' with non-directory\n",
 			dirs: []string{"D"}},
 		{name: "directory", args: []string{"d", "x"}, stderr: "fastcp: -r not specified; omitting directory 'd'\n", absent: []string{"x"}},
@@ -92,6 +102,9 @@ func TestSourceErrors(t *testing.T) {
 			}
 			for _, p := range c.absent {
 				assertNotExist(t, join(dir, p))
+			}
+			for name, data := range files {
+				assertFileBytes(t, join(dir, name), data)
 			}
 			for _, p := range c.dirs {
 				if fi, err := os.Lstat(join(dir, p)); err != nil || !fi.IsDir() {
@@ -192,5 +205,31 @@ func TestRecursive(t *testing.T) {
 	r := fastcp(t, dir, "-r", "d", "d/sub")
 	if r.code != 1 || !strings.Contains(r.stderr, "cannot copy a directory, 'd', into itself, 'd/sub/d'") {
 		t.Errorf("copying d into d/sub: want exit 1 and cp's 'cannot copy a directory, 'd', into itself, 'd/sub/d'', got %v", r)
+	}
+}
+
+// TestProgramName checks that messages carry the name fastcp was run as:
+// installed as cp, it speaks as cp.
+func TestProgramName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := mustMkdir(t, join(dir, "bin"))
+	if err := os.Symlink(setup.Bin, join(bin, "cp")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"nope", "x"}, 1, "cp: cannot stat 'nope': No such file or directory\n"},
+		{nil, 2, "cp: missing file operand\nTry 'cp --help' for more information.\n"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		cmd := exec.CommandContext(ctx, join(bin, "cp"), c.args...)
+		cmd.Dir = dir
+		r := runCmd(t, cmd)
+		cancel()
+		wantFailure(t, r, c.code, c.stderr)
 	}
 }
