@@ -169,6 +169,22 @@ func checkMatrixCopy(t *testing.T, p fsPair, strategy string, f matrixFile, src,
 	if strategy != "auto" && len(d.fallbacks) > 0 {
 		t.Errorf("a forced strategy must never fall back, --debug says:\n%s", r.stdout)
 	}
+	if strategy == "auto" {
+		// auto starts with reflink; every fallback starts where the one
+		// before it went, and the last one ends at the strategy named.
+		from := "reflink"
+		for _, l := range d.fallbacks {
+			m := fallbackLineRE.FindStringSubmatch(l)
+			if m == nil || m[1] != from {
+				t.Errorf("fallback %q does not start from %s:\n%s", l, from, r.stdout)
+				break
+			}
+			from = m[2]
+		}
+		if from != d.strategy {
+			t.Errorf("the fallbacks lead to %s but the strategy is %s:\n%s", from, d.strategy, r.stdout)
+		}
+	}
 	if want == "reflink" && d.reflink != "yes" {
 		t.Errorf("a clone must say 'reflink: yes':\n%s", r.stdout)
 	}
