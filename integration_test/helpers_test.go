@@ -569,16 +569,6 @@ func fifoReader(t testing.TB, path string) (release func(), wait func() fifoRead
 	return release, wait
 }
 
-// hasPrefixLine reports whether some line of s starts with prefix.
-func hasPrefixLine(s, prefix string) bool {
-	for _, l := range lines(s) {
-		if strings.HasPrefix(l, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
 // mustMkdir creates dir (and parents).
 func mustMkdir(t testing.TB, dir string) string {
 	t.Helper()
