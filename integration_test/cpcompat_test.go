@@ -621,7 +621,7 @@ func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
 			t.Errorf("fastcp's usage error must end with the --help hint line, got %q", rf.stderr)
 		}
 	default:
-		ccCompareLines(t, "stderr", ccStderrLines(cpErr), ccStderrLines(rf.stderr), sc.ordered)
+		ccCompareLines(t, "stderr (with cp: rewritten as fastcp:)", ccStderrLines(cpErr), ccStderrLines(rf.stderr), sc.ordered)
 	}
 
 	// Trees.
@@ -671,7 +671,7 @@ func ccStderrLines(s string) []string {
 }
 
 // ccCompareLines compares cp's output lines with fastcp's, in order or as
-// sorted lists.
+// sorted lists, and reports the lines only one side printed.
 func ccCompareLines(t *testing.T, what string, cp, fc []string, ordered bool) {
 	t.Helper()
 	if !ordered {
@@ -679,13 +679,34 @@ func ccCompareLines(t *testing.T, what string, cp, fc []string, ordered bool) {
 		sort.Strings(cp)
 		sort.Strings(fc)
 	}
-	if !slices.Equal(cp, fc) {
-		how := "in order"
-		if !ordered {
-			how = "as sorted lines"
-		}
-		t.Errorf("%s differs (%s):\n  GNU cp: %q\n  fastcp: %q", what, how, cp, fc)
+	if slices.Equal(cp, fc) {
+		return
 	}
+	count := map[string]int{}
+	for _, l := range cp {
+		count[l]++
+	}
+	for _, l := range fc {
+		count[l]--
+	}
+	var onlyCp, onlyFc []string
+	for _, l := range cp {
+		if count[l] > 0 {
+			onlyCp = append(onlyCp, l)
+			count[l]--
+		}
+	}
+	for _, l := range fc {
+		if count[l] < 0 {
+			onlyFc = append(onlyFc, l)
+			count[l]++
+		}
+	}
+	if len(onlyCp) == 0 && len(onlyFc) == 0 {
+		t.Errorf("%s: the same lines in another order:\n  GNU cp: %q\n  fastcp: %q", what, cp, fc)
+		return
+	}
+	t.Errorf("%s differs:\n  only GNU cp printed: %q\n  only fastcp printed: %q", what, onlyCp, onlyFc)
 }
 
 // ccType and the helpers after it are small assertions for scenario
