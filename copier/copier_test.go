@@ -803,3 +803,46 @@ func TestSyncWritesPreferRW(t *testing.T) {
 		}
 	}
 }
+
+// A file of nothing but holes never reaches a data call: a forced strategy
+// is probed so that a refusal is still a refusal.
+func TestForcedStrategyOnAllHoles(t *testing.T) {
+	dir := t.TempDir()
+	makeSparse(t, filepath.Join(dir, "src"), 16<<20, nil)
+	for _, tt := range []struct {
+		o       Options
+		refused bool
+	}{
+		{Options{Strategy: Reflink}, true}, // ext4 cannot clone
+		{Options{Reflink: ReflinkAlways}, true},
+		{Options{Strategy: CopyFileRange}, false},
+		{Options{Strategy: Sendfile}, false},
+		{Options{Strategy: Splice}, false},
+		{Options{Strategy: RW}, false},
+	} {
+		src, _ := os.Open(filepath.Join(dir, "src"))
+		dst, _ := os.Create(filepath.Join(dir, "dst"))
+		inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV)) // as across filesystems
+		res, err := Copy(dst, src, tt.o)
+		var ce *Error
+		switch {
+		case tt.refused:
+			if !errors.As(err, &ce) || !ce.Refused {
+				t.Errorf("%+v: err = %v, want a refusal", tt.o, err)
+			}
+		case tt.o.Strategy == CopyFileRange:
+			if !errors.As(err, &ce) || !ce.Refused || !errors.Is(err, unix.EXDEV) {
+				t.Errorf("copy_file_range across filesystems: err = %v, want the EXDEV refusal", err)
+			}
+		default:
+			if err != nil || res.Size != 16<<20 {
+				t.Errorf("%+v: err %v size %d", tt.o, err, res.Size)
+			}
+			if fi, _ := dst.Stat(); fi.Size() != 16<<20 || blocks(t, dst.Name()) != 0 {
+				t.Errorf("%+v: size %d blocks %d, want 16 MiB of holes", tt.o, fi.Size(), blocks(t, dst.Name()))
+			}
+		}
+		src.Close()
+		dst.Close()
+	}
+}

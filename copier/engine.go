@@ -130,9 +130,16 @@ func (c *copier) run() error {
 
 	var end int64
 	var err error
-	if walk {
+	switch {
+	case walk && first < 0 && c.forced:
+		// Nothing but holes: no data call would ever run, so a forced
+		// strategy that cannot work here would seem to. Probe it.
+		if err = c.probe(); err == nil {
+			end, err = c.copyExtents(first, size)
+		}
+	case walk:
 		end, err = c.copyExtents(first, size)
-	} else {
+	default:
 		end, _, err = c.copyRange(0, -1)
 	}
 	c.res.Size = end
@@ -233,6 +240,42 @@ func (c *copier) copyExtents(data, size int64) (int64, error) {
 	}
 	c.skip(size - off)
 	return max(off, size), nil
+}
+
+// probe makes the forced strategy's call once, moving nothing, so that a
+// kernel or filesystem that refuses it says so: a whole-file FICLONE (which
+// for a file of holes is the whole copy), or a zero-length copy_file_range,
+// sendfile or splice (the kernel checks the files before the length).
+func (c *copier) probe() error {
+	s := c.chain[0]
+	st := &c.res.Stats[s]
+	var err error
+	switch s {
+	case Reflink:
+		_, _, err = c.reflink(0, -1)
+		if err != nil {
+			c.res.Reflink = DebugUnsupported
+		}
+	case CopyFileRange:
+		_, err = retry(&st.Calls, func() (int, error) { return copyFileRange(c.src, c.srcOff(0), c.dst, c.dstOff(0), 0, 0) })
+	case Sendfile:
+		_, err = retry(&st.Calls, func() (int, error) { return sendfile(c.dst, c.src, c.srcOff(0), 0) })
+	case Splice:
+		if err = c.openPipe(); err == nil {
+			_, err = retry(&st.Calls, func() (int64, error) { return splice(c.src, c.srcOff(0), c.pipe[1], nil, 0, spliceFlags) })
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if !errors.As(err, &ce) {
+		ce = &Error{Strategy: s, Side: SideBoth, Err: syscallErr(callName(s), err)}
+	}
+	if s != RW && refusal(ce.Err) {
+		ce.Refused = true
+	}
+	return ce
 }
 
 // skip accounts for n bytes of hole left unwritten.
