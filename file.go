@@ -72,10 +72,24 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 	if o.Update && !sfi.ModTime().After(e.fi.ModTime()) {
 		return e, false
 	}
-	if o.Interactive && !a.confirm(fmt.Sprintf("overwrite %s? ", quote(dst))) {
+	if o.Interactive && !a.confirm(a.overwriteQuestion(e, dst)) {
 		return e, false
 	}
 	return e, true
+}
+
+// overwriteQuestion is cp's -i prompt: plain for a writable DEST, naming
+// the mode of one the user cannot write.
+func (a *app) overwriteQuestion(e existing, dst string) string {
+	if e.fi.Mode().IsRegular() && unix.Faccessat(unix.AT_FDCWD, e.path, unix.W_OK, unix.AT_EACCESS) != nil {
+		mode := rawStat(e.fi).Mode & 0o7777
+		perms := e.fi.Mode().Perm().String()[1:]
+		if a.opts.Force {
+			return fmt.Sprintf("replace %s, overriding mode %04o (%s)? ", quote(dst), mode, perms)
+		}
+		return fmt.Sprintf("unwritable %s (mode %04o, %s); try anyway? ", quote(dst), mode, perms)
+	}
+	return fmt.Sprintf("overwrite %s? ", quote(dst))
 }
 
 // copyFile copies the data of src (a regular file, or a FIFO or device read
@@ -87,6 +101,11 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	ex, ok := a.checkDest(r, src, sfi, dst, true)
 	if !ok {
 		return false
+	}
+	// As cp: the -v line comes before the source is opened, so a file
+	// that then fails is named twice, by -v and by the error.
+	if o.Verbose || o.Debug {
+		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
 	}
 	srcF, err := openSource(src)
 	if err != nil {
@@ -130,9 +149,6 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 		return false
-	}
-	if o.Verbose || o.Debug {
-		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
 	}
 	var counter copier.Counter
 	if a.progress != nil {

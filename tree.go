@@ -44,7 +44,7 @@ func (a *app) copyAll() {
 			a.seq.emit(true, fmt.Sprintf("target %s: %s", quote(target), errText(err)))
 			return
 		case len(sources) > 1:
-			a.seq.emit(true, fmt.Sprintf("target %s is not a directory", quote(target)))
+			a.seq.emit(true, fmt.Sprintf("target %s: %s", quote(target), errText(unix.ENOTDIR)))
 			return
 		}
 	}

@@ -127,6 +127,12 @@ func (c *copier) run() error {
 	}
 
 	c.buildChain(srcRegular && size == 0)
+	if c.zeros && !c.inChain(RW) {
+		// Only the rw loop sees zero blocks: a forced offload strategy
+		// makes no holes of them, and --debug must not claim it does.
+		c.zeros = false
+		c.res.Sparse = map[SparseDetection]SparseDetection{DetectSeekHoleZeros: DetectSeekHole, DetectZeros: DetectNone}[c.res.Sparse]
+	}
 
 	var end int64
 	var err error
