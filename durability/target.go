@@ -266,6 +266,9 @@ func (d *Destination) removeTemp() {
 // starts their writeback behind the copy (see writeback). A writeback error
 // found here is kept and returned by Commit.
 func (d *Destination) Written(off, n int64) {
+	if d.done {
+		return
+	}
 	d.wb.written(off, n)
 	runtime.KeepAlive(d.File)
 }
@@ -333,6 +336,11 @@ func (d *Destination) settle(src *os.File) error {
 		return &Error{Op: d.wb.errOp, Err: err}
 	}
 	if !d.syncable() {
+		// A FIFO or character device: nothing to flush or drop on this
+		// side (the source may still have pages to drop).
+		if d.opts.NoCache {
+			dropSource(src)
+		}
 		return d.verifyIfAsked(src)
 	}
 	op := d.opts.Sync.FlushOp()

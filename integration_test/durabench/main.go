@@ -5,6 +5,7 @@
 //
 //	go run ./integration_test/durabench                 # sync, modes, nocache, verify
 //	go run ./integration_test/durabench -sweep          # sync_file_range window x depth
+//	go run ./integration_test/durabench -sweep -only nocache
 //	go run ./integration_test/durabench -only 'sync|verify' -runs 9
 //
 // Scenarios (ratios are fastcp's time over the peer's; targets from issue 4):
@@ -47,6 +48,7 @@ type config struct {
 	nocacheSize int64
 	bin         string
 	ws          string
+	filter      *regexp.Regexp // -only: scenarios, or with -sweep its parts
 }
 
 func run() int {
@@ -76,6 +78,7 @@ func run() int {
 	if err != nil {
 		return usage("-only", err)
 	}
+	c.filter = filter
 
 	ws, err := os.MkdirTemp(*dir, "fastcp-durabench-")
 	if err != nil {
@@ -107,7 +110,7 @@ func run() int {
 	}
 	status := 0
 	for _, sc := range all {
-		if !filter.MatchString(sc.name) {
+		if !*sweep && !filter.MatchString(sc.name) {
 			continue
 		}
 		if err := sc.run(ctx, c); err != nil {

@@ -41,7 +41,7 @@ func syncScenario(ctx context.Context, c config) error {
 			return runCmd(ctx, "dd", "if="+src, "of="+dst, "bs=1M", "conv=fdatasync", "status=none")
 		}},
 		{name: "fastcp && sync DST", prep: prep, run: func(ctx context.Context) error {
-			return shCmd(ctx, `"$0" "$1" "$2" && sync "$2"`, c.bin, src, dst)
+			return shCmd(ctx, `"$1" "$2" "$3" && sync "$3"`, c.bin, src, dst)
 		}},
 	}
 	haveFio := false
@@ -139,7 +139,7 @@ func nocacheScenario(ctx context.Context, c config) error {
 		watched("fastcp --sync=data --nocache", c.bin, "--sync=data", "--nocache", src, dst),
 	}
 	tools = append(tools, tool{name: "fastcp && sync DST", prep: prep, run: func(ctx context.Context) error {
-		return shCmd(ctx, `"$0" "$1" "$2" && sync "$2"`, c.bin, src, dst)
+		return shCmd(ctx, `"$1" "$2" "$3" && sync "$3"`, c.bin, src, dst)
 	}})
 	fmt.Printf("\nnocache: %s copy, cold source\n", mib(c.nocacheSize))
 	r, err := measure(ctx, c.runs, tools)
@@ -249,6 +249,15 @@ func sweepScenario(ctx context.Context, c config) error {
 		}
 		return settle()
 	}
+	prepCold := func() error {
+		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		if err := settle(); err != nil {
+			return err
+		}
+		return cold(src)
+	}
 	type cfg struct {
 		name string
 		o    durability.Options
@@ -273,29 +282,54 @@ func sweepScenario(ctx context.Context, c config) error {
 			flushes = append(flushes, cfg{"bg flush off, no pipeline", durability.Options{FlushEvery: f, WritebackWindow: off}})
 		}
 	}
+	var nocache []cfg
+	for _, w := range []int64{4 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20} {
+		for _, d := range []int{1, 2, 4, 8} {
+			if (d+1)*int(w) > 384<<20 {
+				continue // more than --nocache may keep cached
+			}
+			nocache = append(nocache, cfg{fmt.Sprintf("window %2d MiB depth %d", w>>20, d),
+				durability.Options{NoCache: true, WritebackWindow: w, WritebackDepth: d}})
+		}
+	}
 	parts := []struct {
 		title string
 		strat copier.Strategy
 		cfgs  []cfg
+		cold  bool
 	}{
-		{"window x depth", copier.Auto, windows},
-		{"window x depth", copier.RW, windows},
-		{fmt.Sprintf("background fdatasync interval (window %d MiB, depth %d)", durability.DefaultWritebackWindow>>20, durability.DefaultWritebackDepth), copier.Auto, flushes},
-		{fmt.Sprintf("background fdatasync interval (window %d MiB, depth %d)", durability.DefaultWritebackWindow>>20, durability.DefaultWritebackDepth), copier.RW, flushes},
+		{"window x depth", copier.Auto, windows, false},
+		{"window x depth", copier.RW, windows, false},
+		{fmt.Sprintf("background fdatasync interval (window %d MiB, depth %d)", durability.DefaultWritebackWindow>>20, durability.DefaultWritebackDepth), copier.Auto, flushes, false},
+		{fmt.Sprintf("background fdatasync interval (window %d MiB, depth %d)", durability.DefaultWritebackWindow>>20, durability.DefaultWritebackDepth), copier.RW, flushes, false},
+		{"--nocache window x depth, source passed as Options.Source", copier.Auto, nocache, true},
 	}
 	for _, p := range parts {
+		if !c.filter.MatchString(p.title + " " + p.strat.String()) {
+			continue
+		}
 		stats := map[string][]durability.Stats{}
 		var tools []tool
+		pr := prep
+		if p.cold {
+			pr = prepCold
+		}
 		for _, x := range p.cfgs {
 			o := x.o
-			o.Sync = durability.SyncData
-			tools = append(tools, tool{name: x.name, prep: prep, run: func(ctx context.Context) error {
+			if !o.NoCache {
+				o.Sync = durability.SyncData
+			}
+			tools = append(tools, tool{name: x.name, prep: pr, run: func(ctx context.Context) error {
 				st, err := inProcessCopy(src, dst, o, p.strat)
 				stats[x.name] = append(stats[x.name], st)
 				return err
 			}})
 		}
-		fmt.Printf("\nsweep: %s, %s --sync=data in process, strategy %s, warm source\n", p.title, mib(c.size), p.strat)
+		what := "--sync=data in process, strategy " + p.strat.String() + ", warm source"
+		if p.cold {
+			what = "--nocache in process, strategy " + p.strat.String() + ", cold source"
+		}
+		fmt.Printf("\nsweep: %s, %s %s\n", p.title, mib(c.size), what)
 		r, err := measure(ctx, c.runs, tools)
 		for _, t := range tools {
 			r.row(t.name, c.size)
@@ -323,6 +357,9 @@ func inProcessCopy(src, dst string, o durability.Options, strat copier.Strategy)
 		return durability.Stats{}, err
 	}
 	defer sf.Close()
+	if o.NoCache {
+		o.Source = sf
+	}
 	d, err := durability.Create(dst, o)
 	if err != nil {
 		return durability.Stats{}, err
