@@ -111,6 +111,9 @@ const (
 // Parse parses args (without the program name).
 func Parse(args []string) (*Options, error) {
 	o := &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
+	if err := rejectShortAsLong(args); err != nil {
+		return nil, err
+	}
 	fs := newFlagSet(o)
 	err := fs.ParseAll(args, func(f *pflag.Flag, value string) error {
 		if err := fs.Set(f.Name, value); err != nil {
@@ -152,6 +155,24 @@ func Parse(args []string) (*Options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// shortOnly are the options that exist only as a letter (-R, -H, -p): pflag
+// needs a long name for them, which the user must not be able to type.
+var shortOnly = []string{"R", "H", "p"}
+
+func rejectShortAsLong(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		for _, n := range shortOnly {
+			if a == "--"+n || strings.HasPrefix(a, "--"+n+"=") {
+				return usagef("unrecognized option '%s'", a)
+			}
+		}
+	}
+	return nil
 }
 
 func (o *Options) check() error {

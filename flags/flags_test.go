@@ -158,6 +158,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--reflink=always", "--sparse=never", "a", "b"}, "--reflink=always can be used only with --sparse=auto", ""},
 		{[]string{"--inplace", "--verify", "a", "b"}, "--verify cannot be combined with --inplace", ""},
 		{[]string{"--verbose=maybe", "a", "b"}, "invalid argument 'maybe' for '--verbose'", ""},
+		{[]string{"--R", "a", "b"}, "unrecognized option '--R'", ""},
+		{[]string{"--p", "a", "b"}, "unrecognized option '--p'", ""},
+		{[]string{"--H=true", "a", "b"}, "unrecognized option '--H=true'", ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
