@@ -31,22 +31,24 @@ import (
 )
 
 type options struct {
-	runs   int
-	budget time.Duration
+	runs    int
+	budget  time.Duration
+	verbose bool // print every timed run on stderr
 }
 
 func main() { os.Exit(run()) }
 
 func run() int {
 	var (
-		runs   = flag.Int("runs", 5, "timed runs of each tool per scenario (the tools take turns)")
-		only   = flag.String("only", "", "run only the scenarios whose id matches this regular expression")
-		sweep  = flag.Bool("sweep", false, "run the rw buffer-size and strategy sweep instead of the peer comparison")
-		list   = flag.Bool("list", false, "list the scenarios and exit")
-		dir    = flag.String("dir", "/var/tmp", "parent directory of the workspace (on the ext4 root filesystem)")
-		size   = flag.String("size", "1G", "size of the random-data source files (K, M, G suffixes)")
-		budget = flag.Duration("budget", 20*time.Second, "stop timing a tool in a scenario once its runs took this long in total (it keeps at least one run)")
-		fastcp = flag.String("fastcp", "", "fastcp binary to time (default: ./fastcp at the repository root)")
+		runs    = flag.Int("runs", 5, "timed runs of each tool per scenario (the tools take turns)")
+		only    = flag.String("only", "", "run only the scenarios whose id matches this regular expression")
+		sweep   = flag.Bool("sweep", false, "run the rw buffer-size and strategy sweep instead of the peer comparison")
+		list    = flag.Bool("list", false, "list the scenarios and exit")
+		dir     = flag.String("dir", "/var/tmp", "parent directory of the workspace (on the ext4 root filesystem)")
+		size    = flag.String("size", "1G", "size of the random-data source files (K, M, G suffixes)")
+		budget  = flag.Duration("budget", 20*time.Second, "stop timing a tool in a scenario once its runs took this long in total (it keeps at least one run)")
+		fastcp  = flag.String("fastcp", "", "fastcp binary to time (default: ./fastcp at the repository root)")
+		verbose = flag.Bool("v", false, "print every timed run on stderr, as it ends")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 || *runs < 1 {
@@ -98,7 +100,7 @@ func run() int {
 	defer ws.close()
 	ws.printHeader(os.Stdout, *runs)
 
-	o := options{runs: *runs, budget: *budget}
+	o := options{runs: *runs, budget: *budget, verbose: *verbose}
 	var results []*result
 	for _, sc := range scenarios {
 		fmt.Fprintf(os.Stderr, "peerbench: %s: %d tools x %d runs\n", sc.id, len(sc.tools), o.runs)

@@ -164,6 +164,10 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 				return fmt.Errorf("%s: %w", tr.tool.name, err)
 			}
 			tr.samples = append(tr.samples, s)
+			if o.verbose {
+				fmt.Fprintf(os.Stderr, "peerbench: %s round %d: %s: %s (user %s, sys %s, peak RSS %s)\n",
+					r.sc.id, round+1, tr.tool.name, fmtDur(s.wall), fmtDur(s.user), fmtDur(s.sys), fmtMiB(s.maxRSS))
+			}
 			if round > 0 {
 				continue
 			}
