@@ -228,12 +228,16 @@ type dirDone struct {
 func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 	r := a.seq.open()
 	if anc.has(idOf(fi)) {
-		r.fail(fmt.Sprintf("cannot copy %s: the directory is its own ancestor (symbolic link loop)", quote(src)))
+		// A symbolic link (-L, -H) or a bind mount leading back up.
+		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
 		a.seq.close(r)
 		return
 	}
 	created := false
-	dfi, err := os.Stat(dst)
+	// Not followed, as cp: a symbolic link in DEST's tree, even to a
+	// directory, is not a directory to merge into, and following it would
+	// write outside the tree.
+	dfi, err := os.Lstat(dst)
 	switch {
 	case err == nil && !dfi.IsDir():
 		r.fail(fmt.Sprintf("cannot overwrite non-directory %s with directory %s", quote(dst), quote(src)))
