@@ -35,6 +35,9 @@ type app struct {
 	work chan func()
 	wg   sync.WaitGroup
 
+	swapOnce  sync.Once
+	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
+
 	linksMu sync.Mutex
 	links   map[devIno]*linkFirst // -a: the first copy of each multiply-linked inode
 	dirs    []dirDone             // directories whose attributes are set at the end

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"fastcp/copier"
@@ -81,7 +82,7 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 // overwriteQuestion is cp's -i prompt: plain for a writable DEST, naming
 // the mode of one the user cannot write.
 func (a *app) overwriteQuestion(e existing, dst string) string {
-	if e.fi.Mode().IsRegular() && unix.Faccessat(unix.AT_FDCWD, e.path, unix.W_OK, unix.AT_EACCESS) != nil {
+	if e.fi.Mode().IsRegular() && writable(e.path) != nil {
 		mode := rawStat(e.fi).Mode & 0o7777
 		perms := e.fi.Mode().Perm().String()[1:]
 		if a.opts.Force {
@@ -128,13 +129,25 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	inPlace := special || o.InPlace
 	if dfi != nil && dfi.Mode().IsRegular() && !inPlace {
 		// cp opens an existing DEST for writing: without write permission
-		// it fails, unless -f lets it remove DEST and start anew.
-		if err := unix.Faccessat(unix.AT_FDCWD, ex.path, unix.W_OK, unix.AT_EACCESS); err != nil {
-			if !o.Force {
+		// it fails, unless -f lets it remove DEST and start anew. An
+		// immutable DEST (EPERM) can be neither written nor removed.
+		if err := writable(ex.path); err != nil {
+			switch {
+			case o.Force && errors.Is(err, unix.EPERM):
+				r.fail(fmt.Sprintf("cannot remove %s: %s", quote(dst), errText(err)))
+				return false
+			case !o.Force:
 				r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 				return false
 			}
 			newFile = true
+		}
+		// The kernel refuses to rename over a swap file in use, but only
+		// after the whole copy was written; writing it in place fails at
+		// once with ETXTBSY, which is what cp reports.
+		if a.activeSwapFile(dfi) {
+			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
+			return false
 		}
 	}
 	sst := rawStat(sfi)
@@ -367,6 +380,77 @@ func openSource(path string) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), path), nil
 	}
+}
+
+// writable reports whether the effective user may write path, as the
+// kernel decides: nil, or EACCES, EROFS, ETXTBSY, or EPERM for an immutable
+// file. x/sys/unix's Faccessat with AT_EACCESS takes an EPERM from
+// faccessat2(2) for a seccomp filter that does not know the call and
+// emulates the check, and its emulation lets root write anything, immutable
+// files included; so an EPERM is asked again of plain faccessat(2), which
+// every filter allows, when it checks the same IDs.
+func writable(path string) error {
+	err := unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
+	switch {
+	case err == unix.ENOSYS:
+		// Before Linux 5.8: x/sys's emulation is all there is.
+		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
+	case err == unix.EPERM && os.Getuid() == os.Geteuid() && os.Getgid() == os.Getegid():
+		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, 0)
+	}
+	return err
+}
+
+// activeSwapFile reports whether fi is a swap file in use (/proc/swaps,
+// read once per run, and only when an existing regular DEST is replaced).
+func (a *app) activeSwapFile(fi os.FileInfo) bool {
+	a.swapOnce.Do(func() { a.swapFiles = readSwapFiles() })
+	return a.swapFiles[idOf(fi)]
+}
+
+// readSwapFiles returns the device and inode numbers of the swap files in
+// use. /proc/swaps names one per line after a header, with blanks and
+// backslashes in the name escaped as octal (\040).
+func readSwapFiles() map[devIno]bool {
+	b, err := os.ReadFile("/proc/swaps")
+	if err != nil {
+		return nil
+	}
+	var m map[devIno]bool
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1] != "file" {
+			continue
+		}
+		fi, err := os.Stat(unescapeOctal(f[0]))
+		if err != nil {
+			continue
+		}
+		if m == nil {
+			m = make(map[devIno]bool)
+		}
+		m[idOf(fi)] = true
+	}
+	return m
+}
+
+// unescapeOctal undoes the \NNN escapes of /proc files.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // confirm asks on stderr and reads the answer from stdin (-i).
