@@ -71,20 +71,28 @@ func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name st
 }
 
 func (t target) chown(uid, gid int) error {
-	if t.fd >= 0 {
-		return unix.Fchown(t.fd, uid, gid)
-	}
-	return unix.Lchown(t.path, uid, gid)
+	return ignoringEINTR(func() error {
+		if t.fd >= 0 {
+			return unix.Fchown(t.fd, uid, gid)
+		}
+		return unix.Lchown(t.path, uid, gid)
+	})
 }
 
 func (t target) chmod(mode uint32) error {
-	if t.fd >= 0 {
-		return unix.Fchmod(t.fd, mode)
-	}
-	return unix.Chmod(t.path, mode)
+	return ignoringEINTR(func() error {
+		if t.fd >= 0 {
+			return unix.Fchmod(t.fd, mode)
+		}
+		return unix.Chmod(t.path, mode)
+	})
 }
 
 func (t target) utimes(ts *[2]unix.Timespec) error {
+	return ignoringEINTR(func() error { return t.utimesOnce(ts) })
+}
+
+func (t target) utimesOnce(ts *[2]unix.Timespec) error {
 	if t.fd >= 0 {
 		// futimens(fd, ts) is utimensat(fd, NULL, ts, 0); x/sys/unix has
 		// no wrapper taking a NULL path.
@@ -113,11 +121,12 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		if err != nil {
 			return attrErrorf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
 		}
-		if t.fd >= 0 {
-			err = unix.Fsetxattr(t.fd, n, val, 0)
-		} else {
-			err = unix.Lsetxattr(t.path, n, val, 0)
-		}
+		err = ignoringEINTR(func() error {
+			if t.fd >= 0 {
+				return unix.Fsetxattr(t.fd, n, val, 0)
+			}
+			return unix.Lsetxattr(t.path, n, val, 0)
+		})
 		if err != nil && (!a.opts.XattrExplicit && (isUnsupported(err) || errors.Is(err, unix.EPERM))) {
 			continue
 		}

@@ -115,7 +115,11 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	}
 	defer srcF.Close()
 	var before unix.Stat_t
-	if err := unix.Fstat(int(srcF.Fd()), &before); err != nil || before.Dev != rawStat(sfi).Dev || before.Ino != rawStat(sfi).Ino {
+	if err := ignoringEINTR(func() error { return unix.Fstat(int(srcF.Fd()), &before) }); err != nil {
+		r.fail(fmt.Sprintf("cannot fstat %s: %s", quote(src), errText(err)))
+		return false
+	}
+	if before.Dev != rawStat(sfi).Dev || before.Ino != rawStat(sfi).Ino {
 		r.fail(fmt.Sprintf("skipping file %s, as it was replaced while being copied", quote(src)))
 		return false
 	}
@@ -224,7 +228,7 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 		return nil
 	}
 	var after unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
+	if err := ignoringEINTR(func() error { return unix.Fstat(int(f.Fd()), &after) }); err != nil {
 		return nil
 	}
 	if after.Size == copied && before.Size == copied && after.Mtim == before.Mtim {
@@ -390,13 +394,13 @@ func openSource(path string) (*os.File, error) {
 // files included; so an EPERM is asked again of plain faccessat(2), which
 // every filter allows, when it checks the same IDs.
 func writable(path string) error {
-	err := unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
+	err := ignoringEINTR(func() error { return unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) })
 	switch {
 	case err == unix.ENOSYS:
 		// Before Linux 5.8: x/sys's emulation is all there is.
 		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
 	case err == unix.EPERM && os.Getuid() == os.Geteuid() && os.Getgid() == os.Getegid():
-		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, 0)
+		return ignoringEINTR(func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, 0) })
 	}
 	return err
 }
@@ -451,6 +455,16 @@ func unescapeOctal(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// ignoringEINTR calls f until it fails with something other than EINTR: on
+// FUSE and NFS a signal can cut a call short, and such a call did nothing.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // confirm asks on stderr and reads the answer from stdin (-i).
