@@ -429,6 +429,9 @@ func TestRealFailureIsNotHidden(t *testing.T) {
 			if res.StatOf(Sendfile).Calls+res.StatOf(RW).Calls != 0 {
 				t.Errorf("another strategy ran after %v", errno)
 			}
+			if res.Strategy != CopyFileRange {
+				t.Errorf("Result.Strategy is %v, want copy_file_range, which failed", res.Strategy)
+			}
 		})
 	}
 }

@@ -325,7 +325,8 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 		}
 		if s == RW || !refusal(cerr.Err) {
 			// The read/write loop is the last resort: whatever it meets
-			// is the real error.
+			// is the real error. --debug names the strategy it hit.
+			c.res.Strategy = s
 			return off, false, cerr
 		}
 		c.noteRefusal(s)
