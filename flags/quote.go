@@ -13,45 +13,69 @@ import (
 //	name        -> 'name'
 //	it's        -> "it's"
 //	a<newline>b -> 'a'$'\n''b'   (control characters, bytes that are not UTF-8)
+//	<tab><tab>  -> ''$'\t\t'     (a run of them shares one $'...')
+//
+// Names are taken as UTF-8 whatever the locale. One gnulib quirk is not
+// copied: for a name with a single quote that ends in an escaped byte, its
+// second pass starts with a stale $'...' still open and prints two extra
+// single quotes.
 func Quote(s string) string {
-	plain := utf8.ValidString(s) && strings.IndexFunc(s, isControl) < 0
-	if plain && !strings.Contains(s, "'") {
+	escape := !utf8.ValidString(s) || strings.IndexFunc(s, isControl) >= 0
+	if !escape && !strings.Contains(s, "'") {
 		return "'" + s + "'"
 	}
-	if plain && !strings.ContainsAny(s, "\"$`\\") {
-		return "\"" + s + "\""
+	if !escape && doubleQuotable(s) {
+		return `"` + s + `"`
 	}
 	var b strings.Builder
-	open := false
-	setOpen := func(want bool) {
-		if open != want {
-			b.WriteByte('\'')
-			open = want
+	b.WriteByte('\'')
+	inEscape := false // inside $'...'
+	startEscape := func() {
+		if !inEscape {
+			b.WriteString(`'$'`)
+			inEscape = true
 		}
 	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size <= 1:
-			setOpen(false)
-			fmt.Fprintf(&b, "$'\\%03o'", s[i])
-		case r == '\'':
-			setOpen(false)
-			b.WriteString(`\'`)
+			startEscape()
+			fmt.Fprintf(&b, `\%03o`, s[i])
 		case isControl(r):
-			setOpen(false)
-			b.WriteString("$'" + escapeControl(r) + "'")
+			startEscape()
+			b.WriteString(escapeControl(r))
+		case r == '\'':
+			// Its first quote closes a $'...' as well as a '...'.
+			b.WriteString(`'\''`)
+			inEscape = false
 		default:
-			setOpen(true)
+			if inEscape {
+				b.WriteString(`''`)
+				inEscape = false
+			}
 			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
-	setOpen(false)
-	if b.Len() == 0 {
-		return "''"
-	}
+	b.WriteByte('\'')
 	return b.String()
+}
+
+// doubleQuotable reports whether s, printable and holding a single quote,
+// is one gnulib puts in double quotes: only letters, digits, blanks,
+// %+,-./:@]_' and printable non-ASCII characters, and # or ~ first.
+func doubleQuotable(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r >= 0x80:
+		case strings.ContainsRune(" %+,-./:@]_'", r):
+		case (r == '#' || r == '~') && i == 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
