@@ -35,6 +35,8 @@ type app struct {
 	work chan func()
 	wg   sync.WaitGroup
 
+	leftovers leftoverDirs // directories looked at for leftover temporary files
+
 	swapOnce  sync.Once
 	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
 

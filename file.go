@@ -154,11 +154,13 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			return false
 		}
 	}
-	sst := rawStat(sfi)
-	dest, err := durability.Create(ex.path, durability.Options{
+	if !inPlace {
+		a.sweepLeftovers(r, ex.path, dst)
+	}
+	dest, release, err := createDest(ex.path, durability.Options{
 		InPlace:  inPlace,
 		Truncate: inPlace && !special,
-		Perm:     os.FileMode(sst.Mode & 0o777),
+		Perm:     os.FileMode(rawStat(sfi).Mode & 0o777),
 		Sync:     o.Sync,
 		NoCache:  o.NoCache,
 		Verify:   o.Verify,
@@ -167,6 +169,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 		return false
 	}
+	defer release()
 	var counter copier.Counter
 	if a.progress != nil {
 		counter = a.progress
@@ -211,6 +214,28 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	return true
+}
+
+// createDest opens the destination, and locks a temporary file as being
+// written (see leftovers.go) until release is called, after Commit or
+// Abort. A temporary file that another run removed before the lock was
+// taken is given up for a new one.
+func createDest(path string, o durability.Options) (dest *durability.Destination, release func(), err error) {
+	for range 8 {
+		dest, err = durability.Create(path, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dest.InPlace() {
+			return dest, func() {}, nil
+		}
+		var ok bool
+		if release, ok = lockTemp(dest.File); ok {
+			return dest, release, nil
+		}
+		dest.Abort()
+	}
+	return nil, nil, unix.ENOENT
 }
 
 // changedError is a source that changed while it was copied.

@@ -186,3 +186,67 @@ func TestSourceChangingDuringCopy(t *testing.T) {
 		})
 	}
 }
+
+// A temporary file is removed by a later run only when nobody holds its
+// lock; what cannot be judged is kept.
+func TestLeftoverTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	name := durability.TempPrefix + "dst.0123456789ab"
+	p := filepath.Join(dir, name)
+	if !isTempFor(name, "dst") || isTempFor(name, "ds") || isTempFor(name+"0", "dst") ||
+		isTempFor(durability.TempPrefix+"dst.0123456789aB", "dst") {
+		t.Error("isTempFor matches the wrong names")
+	}
+	long := strings.Repeat("x", 255)
+	if !isTempFor(durability.TempPrefix+long[:maxTempBase]+".0123456789ab", long) {
+		t.Error("isTempFor does not truncate a long DEST name as durability.Create does")
+	}
+
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, ok := lockTemp(f)
+	if !ok {
+		t.Fatal("lockTemp on a fresh file failed")
+	}
+	f.Close() // the lock outlives the close of the file itself
+	if got := removeIfDead(p); got != leftoverInUse {
+		t.Errorf("locked: %v, want in use", got)
+	}
+	release()
+	if got := removeIfDead(p); got != leftoverRemoved {
+		t.Errorf("unlocked: %v, want removed", got)
+	}
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Errorf("not removed: %v", err)
+	}
+
+	os.WriteFile(p, nil, 0o600)
+	os.Link(p, p+"-link")
+	if got := removeIfDead(p); got != leftoverUnknown {
+		t.Errorf("hard link: %v, want unknown", got)
+	}
+	os.Remove(p + "-link")
+	os.Remove(p)
+	os.Symlink("target", p)
+	if got := removeIfDead(p); got != leftoverUnknown {
+		t.Errorf("symbolic link: %v, want unknown", got)
+	}
+	os.Remove(p)
+	unix.Mkfifo(p, 0o600)
+	if got := removeIfDead(p); got != leftoverUnknown {
+		t.Errorf("FIFO: %v, want unknown", got)
+	}
+
+	// A file another run removed before it was locked is refused.
+	f, err = os.Create(filepath.Join(dir, "gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Remove(f.Name())
+	if _, ok := lockTemp(f); ok {
+		t.Error("lockTemp accepted a file with no link left")
+	}
+}

@@ -256,6 +256,7 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 			return
 		}
 		created = true
+		a.leftovers.created(dst)
 		if a.opts.Verbose || a.opts.Debug {
 			r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
 		}
