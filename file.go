@@ -166,6 +166,14 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		Verify:   o.Verify,
 	})
 	if err != nil {
+		if !inPlace && dfi != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+			// DEST itself is writable (checked above), its directory is
+			// not: cp would write in place, the contract wants a
+			// temporary file there. Say why, and the way out.
+			r.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
+				quote(filepath.Dir(ex.path)), quote(dst), errText(err), quote(dst)))
+			return false
+		}
 		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 		return false
 	}
