@@ -58,11 +58,11 @@ func record(t *testing.T) *calls {
 	c := &calls{fd: -1, dirFd: -1}
 	saved := []func(){}
 	save := func(restore func()) { saved = append(saved, restore) }
-	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile :=
-		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile
+	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident :=
+		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile, resident
 	save(func() {
-		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile =
-			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile
+		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile, resident =
+			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident
 	})
 	t.Cleanup(func() {
 		for _, f := range saved {
@@ -670,8 +670,8 @@ func onTmpfs(t *testing.T, dir string) bool {
 	return fs.Type == unix.TMPFS_MAGIC
 }
 
-// resident counts the pages of path in the page cache (mincore(2)).
-func resident(t *testing.T, path string) (in, total int) {
+// cachedPages counts the pages of path in the page cache (mincore(2)).
+func cachedPages(t *testing.T, path string) (in, total int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -708,7 +708,7 @@ func TestNoCacheDropsBehind(t *testing.T) {
 			if onTmpfs(t, dir) {
 				t.Skip("tmpfs pages are the file: nothing to drop")
 			}
-			if in, total := resident(t, src.Name()); in < total/2 {
+			if in, total := cachedPages(t, src.Name()); in < total/2 {
 				t.Fatalf("source only %d of %d pages cached before the copy", in, total)
 			}
 			c := record(t)
@@ -721,17 +721,17 @@ func TestNoCacheDropsBehind(t *testing.T) {
 			// Behind the copy: everything but the last windows is gone
 			// from the cache already, source and destination.
 			tmp := d.TempPath()
-			if in, _ := resident(t, tmp); in*os.Getpagesize() > 16<<20 {
+			if in, _ := cachedPages(t, tmp); in*os.Getpagesize() > 16<<20 {
 				t.Errorf("during the copy %d KiB of the destination are cached, want at most the windows in flight", in*os.Getpagesize()>>10)
 			}
-			if in, _ := resident(t, src.Name()); in*os.Getpagesize() > 16<<20 {
+			if in, _ := cachedPages(t, src.Name()); in*os.Getpagesize() > 16<<20 {
 				t.Errorf("during the copy %d KiB of the source are cached", in*os.Getpagesize()>>10)
 			}
 			if err := d.Commit(nil); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range []string{dest, src.Name()} {
-				if in, _ := resident(t, p); in > 0 {
+				if in, _ := cachedPages(t, p); in > 0 {
 					t.Errorf("%s: %d pages still cached after Commit", filepath.Base(p), in)
 				}
 			}
@@ -761,8 +761,8 @@ func TestVerify(t *testing.T) {
 	if got := c.filter("fdatasync", "fsync", "opendir"); !equal(got, []string{"fdatasync file"}) {
 		t.Errorf("calls: %q", got)
 	}
-	if st := d.Stats(); !st.VerifyDirect && !onTmpfs(t, dir) {
-		t.Errorf("the read-back did not use O_DIRECT on this filesystem")
+	if st := d.Stats(); st.VerifyRead != ReadEvicted && !onTmpfs(t, dir) {
+		t.Errorf("the read-back was %q, want %q on this filesystem", st.VerifyRead, ReadEvicted)
 	}
 	if b, _ := os.ReadFile(dest); !bytes.Equal(b, data) {
 		t.Error("DEST does not hold the copy")
@@ -771,11 +771,16 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyCatchesCorruption(t *testing.T) {
 	data := randomData(9<<20 + 4321)
-	for _, direct := range []bool{true, false} {
-		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+	for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
+		t.Run(how, func(t *testing.T) {
 			dir, dest, src := setup(t, data)
-			if !direct {
+			if how != ReadEvicted {
 				record(t)
+				// Pages that will not leave the cache (a process maps
+				// the file): the read-back must go past the cache.
+				resident = func(int) (int64, error) { return 4096, nil }
+			}
+			if how == ReadPageCache {
 				real := openFile
 				openFile = func(p string, flags int, mode uint32) (int, error) {
 					if flags&unix.O_DIRECT != 0 {
@@ -798,12 +803,44 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			if !strings.Contains(err.Error(), "checksums differ in bytes 4194304-8388607") {
 				t.Errorf("message does not locate the difference: %v", err)
 			}
-			if d.Stats().VerifyDirect != direct && !onTmpfs(t, dir) {
-				t.Errorf("VerifyDirect = %v", !direct)
+			if got := d.Stats().VerifyRead; got != how && !onTmpfs(t, dir) {
+				t.Errorf("read back with %q, want %q", got, how)
 			}
 			assertOld(t, dest)
 			assertNoTemps(t, dir)
 		})
+	}
+}
+
+func TestVerifyEvictsBeforeReading(t *testing.T) {
+	data := randomData(8 << 20)
+	dir, dest, src := setup(t, data)
+	if onTmpfs(t, dir) {
+		t.Skip("tmpfs pages cannot be evicted")
+	}
+	c := record(t)
+	var cachedAtRead int64 = -1
+	real := resident
+	resident = func(fd int) (int64, error) {
+		n, err := real(fd)
+		cachedAtRead = n
+		return n, err
+	}
+	d, err := Create(dest, Options{Verify: true, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	copyInto(t, d, data, 1<<20)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	if cachedAtRead != 0 {
+		t.Errorf("%d bytes of the copy were still cached when the read-back began", cachedAtRead)
+	}
+	// With --nocache the read-back leaves nothing cached either.
+	if in, _ := cachedPages(t, dest); in > 0 {
+		t.Errorf("%d pages of DEST cached after a --nocache --verify copy", in)
 	}
 }
 
@@ -856,7 +893,7 @@ func TestEvict(t *testing.T) {
 	if err := EvictPath(p); err != nil {
 		t.Fatal(err)
 	}
-	if in, _ := resident(t, p); in > 0 {
+	if in, _ := cachedPages(t, p); in > 0 {
 		t.Errorf("%d pages still cached", in)
 	}
 }

@@ -16,7 +16,8 @@ var (
 	fadvise       = unix.Fadvise
 	rename        = os.Rename
 	closeFile     = (*os.File).Close
-	openFile      = unix.Open // the read-back of --verify (O_DIRECT)
+	openFile      = unix.Open     // the read-back of --verify
+	resident      = residentBytes // how much of a file is cached (mincore)
 	openDir       = func(path string) (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}

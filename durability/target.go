@@ -114,9 +114,10 @@ type Stats struct {
 	// without --sync, of waiting for the last windows).
 	Flush time.Duration
 	// Verify is the time of --verify's read-back and comparison;
-	// VerifyDirect is true when the read-back used O_DIRECT.
-	Verify       time.Duration
-	VerifyDirect bool
+	// VerifyRead says how the destination was read back: ReadEvicted,
+	// ReadDirect or ReadPageCache.
+	Verify     time.Duration
+	VerifyRead string
 	// DirSync is the time of the directory fsync.
 	DirSync time.Duration
 }

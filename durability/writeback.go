@@ -47,11 +47,11 @@ import (
 // integration_test/durabench and README figures. Windows below 4 MiB cost
 // calls for nothing; windows of 64 MiB leave too much for the final flush.
 const (
-	DefaultWritebackWindow = 8 << 20
-	DefaultWritebackDepth  = 2
+	DefaultWritebackWindow = 32 << 20
+	DefaultWritebackDepth  = 4
 	// DefaultFlushEvery is how many bytes are started between background
 	// fdatasyncs (--sync modes only).
-	DefaultFlushEvery = 128 << 20
+	DefaultFlushEvery = 64 << 20
 )
 
 // span is a byte range of the destination.

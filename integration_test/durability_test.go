@@ -506,33 +506,42 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	}
 }
 
-// TestVerifyReadsPastTheCache checks, on ext4, that --verify reads the
-// temporary file back with O_DIRECT before the rename, after its data was
-// flushed.
+// TestVerifyReadsPastTheCache checks, on ext4, how --verify reads the copy
+// back from the device: after the temporary file's data was flushed, it is
+// opened again read-only, its pages are dropped (POSIX_FADV_DONTNEED),
+// mincore(2) confirms none is left, and only then is it read, all before
+// the rename.
 func TestVerifyReadsPastTheCache(t *testing.T) {
 	t.Parallel()
 	needRoot(t)
 	dir := fsDir(t, "ext4")
-	data := randomBytes(5<<20, "verify-direct")
+	data := randomBytes(5<<20, "verify-evict")
 	writeFile(t, join(dir, "src"), data, 0o644)
-	r, calls, raw := durRunStrace(t, dir, []string{"-e", "trace=openat,fdatasync,pread64,rename,renameat,renameat2"}, nil,
+	r, calls, raw := durRunStrace(t, dir, []string{"-e", "trace=openat,fdatasync,fadvise64,mincore,pread64,rename,renameat,renameat2"}, nil,
 		"--verify", "src", "dst")
 	wantSuccess(t, r)
 	assertFileBytes(t, join(dir, "dst"), data)
-	flushed, direct, renamed := -1, -1, -1
+	flushed, opened, dropped, checked, read, renamed := -1, -1, -1, -1, -1, -1
+	readFd := ""
 	for i, c := range calls {
 		switch {
 		case c.name == "fdatasync" && strings.Contains(c.args, "/.fastcp-dst."):
 			flushed = i
-		case c.name == "openat" && strings.Contains(c.args, ".fastcp-dst.") && strings.Contains(c.args, "O_DIRECT") && strings.Contains(c.args, "O_RDONLY"):
-			direct = i
+		case c.name == "openat" && strings.Contains(c.args, ".fastcp-dst.") && strings.Contains(c.args, "O_RDONLY") && flushed >= 0 && opened < 0:
+			opened, readFd = i, strings.SplitN(c.ret, "<", 2)[0]
+		case c.name == "fadvise64" && readFd != "" && strings.HasPrefix(c.args, readFd+"<") && strings.Contains(c.args, "POSIX_FADV_DONTNEED") && dropped < 0:
+			dropped = i
+		case c.name == "mincore" && dropped >= 0 && checked < 0:
+			checked = i
+		case c.name == "pread64" && readFd != "" && strings.HasPrefix(c.args, readFd+"<") && read < 0:
+			read = i
 		case strings.HasPrefix(c.name, "rename"):
 			renamed = i
 		}
 	}
-	if !(flushed >= 0 && flushed < direct && direct < renamed) {
-		t.Errorf("want fdatasync (%d), then an O_DIRECT read-only open of the temporary file (%d), then the rename (%d):\n%s",
-			flushed, direct, renamed, raw)
+	if !(flushed >= 0 && flushed < opened && opened < dropped && dropped < checked && checked < read && read < renamed) {
+		t.Errorf("want fdatasync (%d), open read-only (%d), POSIX_FADV_DONTNEED (%d), mincore (%d), pread64 (%d), rename (%d) in this order:\n%s",
+			flushed, opened, dropped, checked, read, renamed, raw)
 	}
 }
 
