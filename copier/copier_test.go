@@ -284,6 +284,46 @@ func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
 	}
 }
 
+// A zero return after progress but before the source's size is not taken
+// for EOF: auto goes on with the next strategy from there, a forced one is
+// refused there.
+func TestZeroReturnBeforeTheSizeFallsBack(t *testing.T) {
+	data := randomBytes(t, 1<<20)
+	zeroAfter := func(good int64) func(int, *int64, int, *int64, int, int) (int, error) {
+		var done int64
+		return func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+			if done >= good {
+				return 0, nil
+			}
+			m, err := realCopyFileRange(rfd, roff, wfd, woff, min(n, int(good-done)), flags)
+			done += int64(m)
+			return m, err
+		}
+	}
+	t.Run("auto", func(t *testing.T) {
+		dst, src := pair(t, data)
+		inject(t, &copyFileRange, zeroAfter(200_000))
+		res, err := Copy(dst, src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, contents(t, dst), data)
+		fb := findFallback(res, CopyFileRange)
+		if fb == nil || fb.To != Sendfile || fb.Offset != 200_000 || !errors.Is(fb.Err, ErrEarlyZero) {
+			t.Fatalf("fallbacks %+v, want copy_file_range -> sendfile at 200000, %v", res.Fallbacks, ErrEarlyZero)
+		}
+	})
+	t.Run("forced", func(t *testing.T) {
+		dst, src := pair(t, data)
+		inject(t, &copyFileRange, zeroAfter(200_000))
+		_, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+		var ce *Error
+		if !errors.As(err, &ce) || !ce.Refused || ce.Offset != 200_000 || !errors.Is(err, ErrEarlyZero) {
+			t.Fatalf("err = %#v, want a refusal at 200000 with %v", err, ErrEarlyZero)
+		}
+	})
+}
+
 // A forced strategy that is refused is an error naming it; nothing falls back.
 func TestForcedRefusalIsAnError(t *testing.T) {
 	data := randomBytes(t, 10_000)

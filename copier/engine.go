@@ -398,8 +398,10 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 			return moved, true, nil
 		}
 		if n == 0 {
-			if s != RW && !c.proven[s] && c.zeroIsRefusal(off) {
-				return moved, false, &Error{Strategy: s, Side: SideBoth, Offset: off, Err: syscallErr(callName(s), ErrZeroReturn)}
+			if s != RW {
+				if why := c.zeroRefusal(s, off); why != nil {
+					return moved, false, &Error{Strategy: s, Side: SideBoth, Offset: off, Err: syscallErr(callName(s), why)}
+				}
 			}
 			return moved, true, nil
 		}
@@ -407,15 +409,26 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 	return moved, false, nil
 }
 
-// zeroIsRefusal decides what a 0 return on a strategy's first call means.
-// In auto mode it is a refusal (the next strategy finds out cheaply whether
-// the file really ends here). A forced strategy has no next one: there it is
-// a refusal only when the source is a regular file known to hold more.
-func (c *copier) zeroIsRefusal(off int64) bool {
-	if !c.forced {
-		return true
+// zeroRefusal decides what a 0 return from an offload strategy means: nil
+// for end of file, else why it is a refusal. Before the source's size (a
+// regular file, as fstat said when the copy began) it is a refusal even
+// after the strategy moved bytes: the next strategy goes on from there,
+// and if the file really shrank, the read/write loop finds its end as well
+// and the caller sees the short copy. On a strategy's first call it is a
+// refusal in auto mode whatever the size (the next strategy finds out
+// cheaply whether the file really ends here); a forced strategy has no next
+// one, so there it is EOF unless the file is known to hold more.
+func (c *copier) zeroRefusal(s Strategy, off int64) error {
+	if c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && off < c.srcSt.Size {
+		if c.proven[s] {
+			return ErrEarlyZero
+		}
+		return ErrZeroReturn
 	}
-	return c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && off < c.srcSt.Size
+	if !c.proven[s] && !c.forced {
+		return ErrZeroReturn
+	}
+	return nil
 }
 
 func callName(s Strategy) string {

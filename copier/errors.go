@@ -13,6 +13,11 @@ import (
 // it means "cannot do this here" rather than "end of file".
 var ErrZeroReturn = errors.New("returned 0 on its first call")
 
+// ErrEarlyZero stands for an offload call that returned 0 after moving
+// bytes but before the end the source had when the copy began: not
+// necessarily the end of the file, so the next strategy goes on from there.
+var ErrEarlyZero = errors.New("returned 0 before the end of the file")
+
 // refusal reports whether err, returned by a mechanism, means that the
 // mechanism cannot do this copy here (try the next one at the same offset)
 // rather than that the copy failed. It is the one place where errnos are
@@ -20,7 +25,7 @@ var ErrZeroReturn = errors.New("returned 0 on its first call")
 // fallback.
 func refusal(err error) bool {
 	var errno unix.Errno
-	if errors.Is(err, ErrZeroReturn) {
+	if errors.Is(err, ErrZeroReturn) || errors.Is(err, ErrEarlyZero) {
 		// copy_file_range on procfs/sysfs files before 5.3 and after
 		// cross-filesystem copies were allowed; sendfile/splice on files
 		// whose read side gives nothing to splice.
