@@ -148,8 +148,9 @@ func parent() int {
 }
 
 // build compiles fastcp from the module root (the parent of this package's
-// directory, which is the test's working directory).
-func build(out string) error {
+// directory, which is the test's working directory), with env added to the
+// environment (CGO_ENABLED=0 for a static binary).
+func build(out string, env ...string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -159,6 +160,9 @@ func build(out string) error {
 	}
 	cmd := exec.Command(goBin, "build", "-o", out, ".")
 	cmd.Dir = ".."
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v\n%s", err, b)
 	}
