@@ -826,7 +826,7 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 		cachedAtRead = n
 		return n, err
 	}
-	d, err := Create(dest, Options{Verify: true, NoCache: true})
+	d, err := Create(dest, Options{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -838,9 +838,9 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 	if cachedAtRead != 0 {
 		t.Errorf("%d bytes of the copy were still cached when the read-back began", cachedAtRead)
 	}
-	// With --nocache the read-back leaves nothing cached either.
+	// The read-back drops what it read behind it.
 	if in, _ := cachedPages(t, dest); in > 0 {
-		t.Errorf("%d pages of DEST cached after a --nocache --verify copy", in)
+		t.Errorf("%d pages of DEST cached after a --verify copy", in)
 	}
 }
 
@@ -896,4 +896,50 @@ func TestEvict(t *testing.T) {
 	if in, _ := cachedPages(t, p); in > 0 {
 		t.Errorf("%d pages still cached", in)
 	}
+}
+
+func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
+	data := randomData(13<<20 + 99)
+	for _, corrupt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("corrupt=%v", corrupt), func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			if corrupt {
+				t.Setenv(CorruptEnv, strconv.Itoa(len(data)-1))
+			}
+			d, err := Create(dest, Options{Verify: true, Sync: SyncData, Source: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.srcSums == nil {
+				t.Fatal("no source checksummer with Options.Source")
+			}
+			copyInto(t, d, data, 1<<20)
+			err = d.Commit(src)
+			if corrupt {
+				if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "bytes 12582912-13631586") {
+					t.Fatalf("Commit: %v, want a mismatch in the last chunk", err)
+				}
+				assertOld(t, dest)
+			} else if err != nil {
+				t.Fatal(err)
+			} else if b, _ := os.ReadFile(dest); !bytes.Equal(b, data) {
+				t.Error("DEST does not hold the copy")
+			}
+			assertNoTemps(t, dir)
+		})
+	}
+	t.Run("abort", func(t *testing.T) {
+		dir, dest, src := setup(t, data)
+		d, err := Create(dest, Options{Verify: true, Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyInto(t, d, data[:5<<20], 1<<20)
+		d.Abort() // waits for the checksummer: src may be closed right after
+		if d.srcSums != nil {
+			t.Error("checksummer still attached after Abort")
+		}
+		assertOld(t, dest)
+		assertNoTemps(t, dir)
+	})
 }

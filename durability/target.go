@@ -76,7 +76,7 @@ type Options struct {
 	// Written waits for the oldest; 0 means DefaultWritebackDepth.
 	WritebackDepth int
 	// FlushEvery is how many bytes are started between background
-	// fdatasyncs during the copy (--sync modes only); 0 means
+	// fdatasyncs during the copy (--sync modes and --verify); 0 means
 	// DefaultFlushEvery, < 0 none.
 	FlushEvery int64
 }
@@ -93,6 +93,8 @@ type Destination struct {
 	ftype uint32 // S_IFMT of the open destination
 	wb    writeback
 	stats Stats
+	// srcSums checksums Options.Source behind the copy for --verify.
+	srcSums *sourceSums
 }
 
 // Stats says what the durability steps of one destination did and cost.
@@ -199,6 +201,12 @@ func Create(path string, o Options) (*Destination, error) {
 		d.ftype = st.Mode & unix.S_IFMT
 	}
 	d.wb.init(d, o)
+	if o.Verify && o.Source != nil && d.syncable() {
+		var sst unix.Stat_t
+		if err := unix.Fstat(int(o.Source.Fd()), &sst); err == nil && sst.Mode&unix.S_IFMT == unix.S_IFREG {
+			d.srcSums = startSourceSums(o.Source, o.NoCache)
+		}
+	}
 	return d, nil
 }
 
@@ -242,6 +250,7 @@ func (d *Destination) Abort() {
 	}
 	d.done = true
 	d.wb.waitFlush()
+	d.abandonSourceSums()
 	if d.opts.NoCache {
 		if d.temp == "" && d.syncable() {
 			// In place: drop what is already clean; dirty pages stay
@@ -252,6 +261,14 @@ func (d *Destination) Abort() {
 	}
 	closeFile(d.File)
 	d.removeTemp()
+}
+
+// abandonSourceSums stops the source checksummer, if one still runs.
+func (d *Destination) abandonSourceSums() {
+	if d.srcSums != nil {
+		d.srcSums.abandon()
+		d.srcSums = nil
+	}
 }
 
 // removeTemp removes the temporary file, if any, and forgets it.
@@ -269,6 +286,9 @@ func (d *Destination) removeTemp() {
 func (d *Destination) Written(off, n int64) {
 	if d.done {
 		return
+	}
+	if d.srcSums != nil {
+		d.srcSums.written(off + n)
 	}
 	d.wb.written(off, n)
 	runtime.KeepAlive(d.File)
@@ -289,7 +309,9 @@ func (d *Destination) Commit(src *os.File) error {
 	if src == nil {
 		src = d.opts.Source
 	}
-	if err := d.settle(src); err != nil {
+	err := d.settle(src)
+	d.abandonSourceSums() // unless verify took its result
+	if err != nil {
 		closeFile(d.File)
 		d.removeTemp()
 		return err

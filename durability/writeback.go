@@ -50,7 +50,7 @@ const (
 	DefaultWritebackWindow = 32 << 20
 	DefaultWritebackDepth  = 4
 	// DefaultFlushEvery is how many bytes are started between background
-	// fdatasyncs (--sync modes only).
+	// fdatasyncs (--sync modes and --verify).
 	DefaultFlushEvery = 64 << 20
 )
 
@@ -86,8 +86,13 @@ type writeback struct {
 
 func (w *writeback) init(d *Destination, o Options) {
 	w.fd, w.srcFd = d.fd, -1
-	w.drop = o.NoCache
-	w.active = (o.Sync != SyncNone || o.NoCache) && d.syncable()
+	// --verify needs the data on the device before it reads it back, so
+	// it writes back behind the copy as the --sync modes do, and it drops
+	// the windows written back: the read-back must not find them cached,
+	// and evicting them here, while the copy waits for the device, costs
+	// less than one POSIX_FADV_DONTNEED over the whole file afterwards.
+	w.drop = o.NoCache || o.Verify
+	w.active = (o.Sync != SyncNone || o.NoCache || o.Verify) && d.syncable()
 	w.window = o.WritebackWindow
 	if w.window <= 0 {
 		w.window = DefaultWritebackWindow
@@ -99,7 +104,7 @@ func (w *writeback) init(d *Destination, o Options) {
 	if o.NoCache && o.Source != nil {
 		w.srcFd = int(o.Source.Fd())
 	}
-	if o.Sync != SyncNone {
+	if o.Sync != SyncNone || o.Verify {
 		w.flushEvery = o.FlushEvery
 		if w.flushEvery == 0 {
 			w.flushEvery = DefaultFlushEvery

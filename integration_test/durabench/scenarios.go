@@ -192,6 +192,14 @@ func verifyScenario(ctx context.Context, c config) error {
 		{name: "fastcp --sync=data --verify", prep: prep, run: func(ctx context.Context) error {
 			return runCmd(ctx, c.bin, "--sync=data", "--verify", src, dst)
 		}},
+		{name: "in process: data", prep: prep, run: func(ctx context.Context) error {
+			_, err := inProcessCopy(src, dst, durability.Options{Sync: durability.SyncData}, copier.Auto)
+			return err
+		}},
+		{name: "in process: data, verify, Source", prep: prep, run: func(ctx context.Context) error {
+			_, err := inProcessCopy(src, dst, durability.Options{Sync: durability.SyncData, Verify: true}, copier.Auto)
+			return err
+		}},
 	}
 	fmt.Printf("\nverify: %s durable copy with and without --verify, warm source\n", mib(c.size))
 	r, err := measure(ctx, c.runs, tools)
@@ -217,15 +225,17 @@ func verifyScenario(ctx context.Context, c config) error {
 	for _, t := range append(tools, reads...) {
 		r.row(t.name, c.size)
 	}
-	added := median(r["fastcp --sync=data --verify"]) - median(r["fastcp --sync=data"])
-	for _, rd := range reads {
-		m := median(r[rd.name])
-		verdict := "MISSED"
-		if added <= m {
-			verdict = "met"
+	for _, pair := range [][2]string{{"fastcp --sync=data --verify", "fastcp --sync=data"}, {"in process: data, verify, Source", "in process: data"}} {
+		added := median(r[pair[0]]) - median(r[pair[1]])
+		for _, rd := range reads {
+			m := median(r[rd.name])
+			verdict := "MISSED"
+			if added <= m {
+				verdict = "met"
+			}
+			fmt.Printf("  %s adds %s; one sequential read (%s) %s: target added <= read: %s\n",
+				pair[0], secs(added), rd.name[len("read: "):], secs(m), verdict)
 		}
-		fmt.Printf("  --verify adds %s; one sequential read (%s) %s: target added <= read: %s\n",
-			secs(added), rd.name[len("read: "):], secs(m), verdict)
 	}
 	os.Remove(dst)
 	return err
@@ -357,7 +367,9 @@ func inProcessCopy(src, dst string, o durability.Options, strat copier.Strategy)
 		return durability.Stats{}, err
 	}
 	defer sf.Close()
-	if o.NoCache {
+	if o.NoCache || o.Verify {
+		// As main does not (yet) do: the source known from the start,
+		// for drop-behind and for checksumming it behind the copy.
 		o.Source = sf
 	}
 	d, err := durability.Create(dst, o)

@@ -1,0 +1,105 @@
+package durability
+
+import (
+	"hash/crc32"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// sourceSums checksums the source behind the copy for --verify, when the
+// source is known from the start (Options.Source): a --sync copy spends
+// most of its time waiting for the device, so reading the source's pages
+// while they are still cached from the copy and checksumming them is
+// almost free then, and the verification after the flush only has the
+// destination left to read. It never reads past what the copy reported
+// written (Written), so it reads cached pages instead of competing with the
+// copy for the device; at Commit it reads whatever is left to the end.
+type sourceSums struct {
+	src     *os.File
+	nocache bool
+	mark    atomic.Int64 // the end of what the copy wrote so far
+	final   atomic.Bool  // Commit: read to the end without waiting
+	stop    atomic.Bool  // Abort: give up
+	wake    chan struct{}
+	done    chan sums
+}
+
+func startSourceSums(src *os.File, nocache bool) *sourceSums {
+	s := &sourceSums{src: src, nocache: nocache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
+	go s.run()
+	return s
+}
+
+// written moves the mark; called from Written.
+func (s *sourceSums) written(end int64) {
+	if end > s.mark.Load() {
+		s.mark.Store(end)
+	}
+	s.poke()
+}
+
+func (s *sourceSums) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// result reads what is left and returns the checksums.
+func (s *sourceSums) result() sums {
+	s.final.Store(true)
+	s.poke()
+	return <-s.done
+}
+
+// abandon stops the reader and waits for it, so that it never touches the
+// source's descriptor after the caller closed it.
+func (s *sourceSums) abandon() {
+	s.stop.Store(true)
+	s.poke()
+	<-s.done
+}
+
+func (s *sourceSums) run() {
+	defer runtime.KeepAlive(s.src)
+	fd := int(s.src.Fd())
+	buf := make([]byte, verifyChunk)
+	var r sums
+	for {
+		if s.stop.Load() {
+			s.done <- r
+			return
+		}
+		final := s.final.Load()
+		if !final && r.size+verifyChunk > s.mark.Load() {
+			<-s.wake
+			continue
+		}
+		n, err := readFull(fd, buf, r.size)
+		if err != nil {
+			r.err = err
+			s.done <- r
+			return
+		}
+		if n < verifyChunk && !final {
+			// Shorter than what was copied: the source shrank. Let the
+			// read at Commit say what it holds then.
+			<-s.wake
+			continue
+		}
+		if n > 0 {
+			r.crcs = append(r.crcs, crc32.Checksum(buf[:n], castagnoli))
+			if s.nocache {
+				fadvise(fd, r.size, int64(n), unix.FADV_DONTNEED)
+			}
+			r.size += int64(n)
+		}
+		if n < verifyChunk {
+			s.done <- r
+			return
+		}
+	}
+}
