@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -117,11 +118,14 @@ func faultReady(t *testing.T) (strace, bin string) {
 	return strace, staticFastcp(t)
 }
 
-// dropStraceLines removes strace's own messages ("strace: ...") from s.
+// straceLineRE is one of strace's own messages ("/usr/bin/strace: ...").
+var straceLineRE = regexp.MustCompile(`^\S*strace: `)
+
+// dropStraceLines removes strace's own messages from s.
 func dropStraceLines(s string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(s, "\n") {
-		if !strings.HasPrefix(l, "strace: ") {
+		if !straceLineRE.MatchString(l) {
 			b.WriteString(l)
 		}
 	}

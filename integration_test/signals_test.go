@@ -1,0 +1,376 @@
+package integration_test
+
+// Signals (issue 7): SIGKILL at chosen and random points never leaves a
+// partial file under DEST's name, and the next run cleans up what the
+// killed one left; SIGINT, SIGTERM and SIGHUP in the middle of -r trees and
+// -j copies; a closed stdout with -v.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// removedRE is the -v line of a run that removed a dead temporary file.
+var removedRE = regexp.MustCompile(`^removed '(\.fastcp-dst\.[0-9a-f]{12})'$`)
+
+// wantOldNewOrNothing fails the test unless path is absent (when old is
+// nil), holds old, or holds all of data: never anything in between.
+func wantOldNewOrNothing(t testing.TB, path string, old, data []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && old == nil:
+	case err != nil:
+		t.Errorf("%s: %v", path, err)
+	case bytes.Equal(got, data), old != nil && bytes.Equal(got, old):
+	default:
+		t.Errorf("%s holds %d bytes that are neither the old DEST nor the whole copy", path, len(got))
+	}
+}
+
+// rerunCleansUp runs fastcp -v src dst again in dir after a killed run:
+// it must succeed, remove every temporary file the killed run left (saying
+// so on stdout) and leave DEST complete.
+func rerunCleansUp(t *testing.T, dir string, data []byte) {
+	t.Helper()
+	left := tempFiles(t, dir)
+	r := fastcp(t, dir, "-v", "src", "dst")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("the run after the kill: %v", r)
+	}
+	var removed []string
+	for _, l := range lines(r.stdout) {
+		if m := removedRE.FindStringSubmatch(l); m != nil {
+			removed = append(removed, m[1])
+		} else if l != "'src' -> 'dst'" {
+			t.Errorf("unexpected -v line %q", l)
+		}
+	}
+	if strings.Join(removed, " ") != strings.Join(left, " ") {
+		t.Errorf("the killed run left %v, the next one said it removed %v", left, removed)
+	}
+	assertNoTemps(t, dir)
+	assertFileBytes(t, join(dir, "dst"), data)
+}
+
+// TestSIGKILLAtEveryStep kills fastcp with SIGKILL (delivered by strace on
+// entry to a chosen system call) while it writes the data, at the flush,
+// at the rename and at the directory's fsync, with and without an existing
+// DEST. Whatever the point, DEST is absent or old, or complete: never part
+// of the copy. The next run removes the temporary file left behind.
+func TestSIGKILLAtEveryStep(t *testing.T) {
+	t.Parallel()
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("random kill points from seed %d", seed)
+	type point struct {
+		name, inject string
+		args         []string
+	}
+	points := []point{
+		{"pwrite64-2", "pwrite64:signal=SIGKILL:when=2", []string{"--strategy=rw", "--buffer-size=64K"}},
+		{"fdatasync", "fdatasync:signal=SIGKILL:when=1", []string{"--sync=data"}},
+		{"rename", "rename,renameat,renameat2:signal=SIGKILL:when=1", nil},
+		// Traced on DEST's directory alone (-P): its fsync, after the rename.
+		{"fsync-directory", "fsync:signal=SIGKILL:when=1", []string{"--sync=full"}},
+	}
+	for range 2 {
+		k := 3 + rng.IntN(13)
+		points = append(points, point{"pwrite64-" + strconv.Itoa(k), "pwrite64:signal=SIGKILL:when=" + strconv.Itoa(k),
+			[]string{"--strategy=rw", "--buffer-size=64K"}})
+	}
+	for _, p := range points {
+		for _, existing := range []bool{true, false} {
+			name := p.name + "/new"
+			if existing {
+				name = p.name + "/existing"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				data := randomBytes(1<<20+5, "kill")
+				writeFile(t, join(dir, "src"), data, 0o644)
+				var old []byte
+				if existing {
+					old = randomBytes(3000, "old")
+					writeFile(t, join(dir, "dst"), old, 0o644)
+				}
+				set := p.inject[:strings.Index(p.inject, ":")]
+				straceArgs := []string{"-e", "trace=" + set, "-e", "inject=" + p.inject}
+				if p.name == "fsync-directory" {
+					straceArgs = append(straceArgs, "-P", dir)
+				}
+				tr := faultStrace(t, dir, straceArgs, append(p.args, "src", "dst")...)
+				if tr.signal != syscall.SIGKILL {
+					t.Fatalf("fastcp was not killed (exit %d, stderr %q):\n%s", tr.code, tr.stderr, tr.log)
+				}
+				wantOldNewOrNothing(t, join(dir, "dst"), old, data)
+				rerunCleansUp(t, dir, data)
+			})
+		}
+	}
+}
+
+// TestSIGKILLAtRandomTimes kills fastcp at a random moment while it copies
+// what a writer puts into a FIFO (and then holds open): DEST keeps its old
+// bytes, and a run from a regular source afterwards removes the temporary
+// file of the killed one.
+func TestSIGKILLAtRandomTimes(t *testing.T) {
+	t.Parallel()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	for i := range 3 {
+		amount, pause := 1+rng.IntN(400<<10), time.Duration(rng.IntN(30))*time.Millisecond
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fifo := join(dir, "fifo")
+			mkfifo(t, fifo)
+			old := randomBytes(2000, "old")
+			writeFile(t, join(dir, "dst"), old, 0o644)
+			hold := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			defer release()
+			wrote := fifoWriter(fifo, randomBytes(amount, "partial"), hold)
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := fastcpCmd(ctx, dir, "fifo", "dst")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFor(func() bool { return len(tempFiles(t, dir)) > 0 }) {
+				cmd.Process.Kill()
+				t.Fatal("no temporary file appeared")
+			}
+			time.Sleep(pause)
+			cmd.Process.Signal(syscall.SIGKILL)
+			err := cmd.Wait()
+			release()
+			waitFIFOPeer(t, fifo, wrote)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("fastcp was not killed: %v", err)
+			}
+			assertFileBytes(t, join(dir, "dst"), old)
+			data := randomBytes(70_000, "second")
+			writeFile(t, join(dir, "src"), data, 0o644)
+			rerunCleansUp(t, dir, data)
+		})
+	}
+}
+
+// traceePid returns the process strace (pid) started: its first child.
+func traceePid(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			n, _ := strconv.Atoi(fs[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// walkTemps lists the temporary files anywhere under dir.
+func walkTemps(t testing.TB, dir string) []string {
+	t.Helper()
+	var temps []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".fastcp-") {
+			temps = append(temps, p)
+		}
+		return nil
+	})
+	return temps
+}
+
+// copiedFiles counts the regular files under dir that are not temporary.
+func copiedFiles(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".fastcp-") {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestSignalsInTrees interrupts -r copies of a tree, one file at a time and
+// four at once (-j 4), slowed down by strace, with SIGINT, SIGTERM and
+// SIGHUP once temporary files are being written: fastcp exits 130, 143 or
+// 129, no temporary file is left anywhere in the tree, and every file that
+// is there is complete.
+func TestSignalsInTrees(t *testing.T) {
+	t.Parallel()
+	_, _ = faultReady(t)
+	src := t.TempDir()
+	for _, d := range []string{"a", "b", "b/c"} {
+		mustMkdir(t, join(src, d))
+		for i := range 3 {
+			writeFile(t, join(src, d, fmt.Sprintf("f%d", i)), randomBytes(512<<10, d+strconv.Itoa(i)), 0o644)
+		}
+	}
+	for _, jobs := range []string{"1", "4"} {
+		for _, c := range []struct {
+			name string
+			sig  syscall.Signal
+			code int
+		}{{"SIGINT", syscall.SIGINT, 130}, {"SIGTERM", syscall.SIGTERM, 143}, {"SIGHUP", syscall.SIGHUP, 129}} {
+			t.Run("j"+jobs+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				dst := join(t.TempDir(), "copy")
+				log := join(t.TempDir(), "strace.log")
+				strace, bin := faultReady(t)
+				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, strace, "-f", "-qq", "-o", log, "-e", "trace=pwrite64",
+					"-e", "inject=pwrite64:delay_enter=20000", bin, "-r", "-j", jobs, "--strategy=rw", "--buffer-size=64K", src, dst)
+				cmd.Env = append(os.Environ(), "LC_ALL=C")
+				cmd.WaitDelay = 5 * time.Second
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer cmd.Process.Kill()
+				want := 1
+				if jobs == "4" {
+					want = 2
+				}
+				// Once a file is complete and others are being written.
+				var pid int
+				if !waitFor(func() bool {
+					pid = traceePid(cmd.Process.Pid)
+					return pid > 0 && len(walkTemps(t, dst)) >= want && copiedFiles(dst) > 0
+				}) {
+					t.Fatalf("no temporary files appeared; stderr %q", stderr.String())
+				}
+				if err := syscall.Kill(pid, c.sig); err != nil {
+					t.Fatal(err)
+				}
+				err := cmd.Wait()
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+					t.Errorf("after %s: %v, want exit status %d; stderr %q", c.name, err, c.code, stderr.String())
+				}
+				if stdout.Len() > 0 || dropStraceLines(stderr.String()) != "" {
+					t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+				}
+				if temps := walkTemps(t, dst); len(temps) > 0 {
+					t.Errorf("temporary files left: %v", temps)
+				}
+				n := 0
+				filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() {
+						rel, _ := filepath.Rel(dst, p)
+						want, _ := os.ReadFile(join(src, rel))
+						assertFileBytes(t, p, want)
+						n++
+					}
+					return nil
+				})
+				t.Logf("%d of 9 files were complete when %s came", n, c.name)
+			})
+		}
+	}
+}
+
+// TestClosedStdout: -v into a pipe whose reader is gone is an error (exit
+// 1, "write error: Broken pipe" once on stderr), not a death by SIGPIPE,
+// and the copy itself is done: the reader closed before anything was
+// written, and a reader that takes one line and goes (-rv | head -n 1).
+func TestClosedStdout(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-v"}, {"--debug"}} {
+		t.Run("closed-before"+args[0], func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			data := randomBytes(100_000, "src")
+			writeFile(t, join(dir, "src"), data, 0o644)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			defer w.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := fastcpCmd(ctx, dir, append(args, "src", "dst")...)
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = w, &stderr
+			err = cmd.Run()
+			var ee *exec.ExitError
+			switch {
+			case !errors.As(err, &ee):
+				t.Errorf("exit 0, want 1")
+			case ee.Sys().(syscall.WaitStatus).Signaled():
+				t.Errorf("killed by %v", ee.Sys().(syscall.WaitStatus).Signal())
+			case ee.ExitCode() != 1:
+				t.Errorf("exit %d, want 1", ee.ExitCode())
+			}
+			if stderr.String() != "fastcp: write error: Broken pipe\n" {
+				t.Errorf("stderr %q", stderr.String())
+			}
+			assertFileBytes(t, join(dir, "dst"), data)
+		})
+	}
+	t.Run("head", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		tree := mustMkdir(t, join(dir, "tree"))
+		const n = 2000 // -v lines of about 90 bytes: more than a pipe holds
+		for i := range n {
+			if err := os.WriteFile(join(tree, fmt.Sprintf("file-with-a-name-long-enough-to-fill-the-pipe-%04d", i)), []byte{byte(i)}, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		cmd := fastcpCmd(ctx, dir, "-rv", "tree", "copy")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		first, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || first != "'tree' -> 'copy'\n" {
+			t.Errorf("first line %q, %v", first, err)
+		}
+		out.Close()
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signaled() || ee.ExitCode() != 1 {
+			t.Errorf("%v, want exit status 1", err)
+		}
+		if stderr.String() != "fastcp: write error: Broken pipe\n" {
+			t.Errorf("stderr %q", stderr.String())
+		}
+		ents, err := os.ReadDir(join(dir, "copy"))
+		if err != nil || len(ents) != n {
+			t.Errorf("%d files copied (%v), want %d", len(ents), err, n)
+		}
+	})
+}
