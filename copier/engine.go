@@ -410,23 +410,22 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 }
 
 // zeroRefusal decides what a 0 return from an offload strategy means: nil
-// for end of file, else why it is a refusal. Before the source's size (a
-// regular file, as fstat said when the copy began) it is a refusal even
-// after the strategy moved bytes: the next strategy goes on from there,
-// and if the file really shrank, the read/write loop finds its end as well
-// and the caller sees the short copy. On a strategy's first call it is a
-// refusal in auto mode whatever the size (the next strategy finds out
-// cheaply whether the file really ends here); a forced strategy has no next
-// one, so there it is EOF unless the file is known to hold more.
+// for end of file, else why it is a refusal. On a strategy's first call it
+// is a refusal in auto mode (the next strategy finds out cheaply whether the
+// file really ends here); a forced strategy has no next one, so there it is
+// EOF unless the source is a regular file known to hold more. After the
+// strategy moved bytes, auto still takes a 0 before the source's size (as
+// fstat said when the copy began) for a refusal: the next strategy goes on
+// from there, and if the file did shrink, or is a sysfs file whose size
+// says nothing, the read/write loop finds the same end. A forced strategy
+// takes it for EOF, and the caller compares what was copied with the size.
 func (c *copier) zeroRefusal(s Strategy, off int64) error {
-	if c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && off < c.srcSt.Size {
-		if c.proven[s] {
-			return ErrEarlyZero
-		}
+	short := c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && off < c.srcSt.Size
+	switch {
+	case !c.proven[s] && (short || !c.forced):
 		return ErrZeroReturn
-	}
-	if !c.proven[s] && !c.forced {
-		return ErrZeroReturn
+	case c.proven[s] && short && !c.forced:
+		return ErrEarlyZero
 	}
 	return nil
 }
