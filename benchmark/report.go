@@ -371,6 +371,12 @@ func (p *tablePrinter) section(s *Section) {
 	}
 }
 
+// DefaultRWLabel is how the tables name the rw loop with its default
+// buffer: "rw (512 KiB)".
+func DefaultRWLabel() string {
+	return fmt.Sprintf("rw (%s)", formatSize(copier.DefaultBufferSize))
+}
+
 func strategyLabel(r *Row) string {
 	if r.Strategy == copier.RW.String() {
 		return fmt.Sprintf("rw (%s)", formatSize(int64(r.BufferSize)))

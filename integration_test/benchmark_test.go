@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"fastcp/benchmark"
 	"fastcp/integration_test/fsfixture"
 )
 
@@ -27,12 +28,12 @@ const benchSize = 8 << 20
 var benchArgs = []string{"--benchmark", "--bench-size=8M", "--bench-runs=1"}
 
 // benchStrategies are section 1's rows, as the table labels them.
-var benchStrategies = []string{"reflink", "copy_file_range", "sendfile", "splice", "rw (1 MiB)"}
+var benchStrategies = []string{"reflink", "copy_file_range", "sendfile", "splice", benchmark.DefaultRWLabel()}
 
 // benchRowRE is a section 1 row that ran: label, runs, median, min-max,
 // MB/s, user, sys, syscalls, then the copier's calls, which must include the
 // named strategy moving all 8 MiB.
-var benchRowRE = regexp.MustCompile(`^(\S+(?: \(1 MiB\))?) +1 +(\d+\.\d{3,}) +(\d+\.\d{3,})-(\d+\.\d{3,}) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) +(\d+)  (.+)$`)
+var benchRowRE = regexp.MustCompile(`^(\S+(?: \([0-9.]+ [KMG]iB\))?) +1 +(\d+\.\d{3,}) +(\d+\.\d{3,})-(\d+\.\d{3,}) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) +(\d+)  (.+)$`)
 
 // benchRefusedRE is a section 1 row that the filesystem refused.
 var benchRefusedRE = regexp.MustCompile(`^(\S+) +refused: (.+)$`)
@@ -122,7 +123,7 @@ func benchCheckOutput(t *testing.T, out string, refused map[string]string) {
 			t.Errorf("%s row does not parse: %q", s, l)
 			continue
 		}
-		name := strings.TrimSuffix(s, " (1 MiB)")
+		name, _, _ := strings.Cut(s, " (")
 		if !regexp.MustCompile(`(^|, )` + name + ` \d+ \(8 MiB\)`).MatchString(m[9]) {
 			t.Errorf("%s row does not show %s calls moving 8 MiB: %q", s, name, m[9])
 		}
