@@ -298,7 +298,9 @@ func TestSyncFlushErrorIsFinal(t *testing.T) {
 		{"full", "full", 1 << 20, "fsync", ""},
 		{"osync", "osync", 1 << 20, "fsync", ""},
 		{"odsync", "odsync", 1 << 20, "fdatasync", ""},
-		{"data-background-flush", "data", 136 << 20, "fdatasync", ""},
+		// Past durability.DefaultFlushEvery (256 MiB): the first
+		// fdatasync is the background one, during the copy.
+		{"data-background-flush", "data", 264 << 20, "fdatasync", ""},
 		// From the second sync_file_range on, every call fails: the
 		// first failure must be the last call.
 		{"full-sync_file_range", "full", 96 << 20, "sync_file_range", ":when=2+"},
@@ -310,16 +312,20 @@ func TestSyncFlushErrorIsFinal(t *testing.T) {
 			old := []byte("old DEST\n")
 			writeFile(t, join(dir, "dst"), old, 0o644)
 			r, calls, raw := durRunStrace(t, dir,
-				[]string{"-e", "trace=fsync,fdatasync,sync_file_range,rename,renameat,renameat2", "-e", "inject=" + c.syscall + ":error=EIO" + c.args},
+				[]string{"-e", "trace=fsync,fdatasync,sync_file_range,rename,renameat,renameat2,copy_file_range,pwrite64,sendfile,splice",
+					"-e", "inject=" + c.syscall + ":error=EIO" + c.args},
 				nil, "--sync="+c.mode, "src", "dst")
 			wantFailure(t, r, 1, "fastcp: "+c.syscall+" failed for 'dst': Input/output error\n")
 			assertFileBytes(t, join(dir, "dst"), old)
 			assertNoTemps(t, dir)
-			injected, flushesAfter := 0, 0
+			injected, flushesAfter, copiedAfter := 0, 0, 0
 			for _, k := range calls {
 				if strings.Contains(k.ret, "(INJECTED)") {
 					injected++
 					continue
+				}
+				if injected > 0 && (k.name == "copy_file_range" || k.name == "pwrite64" || k.name == "sendfile" || k.name == "splice") {
+					copiedAfter++
 				}
 				if injected > 0 && (k.name == "fsync" || k.name == "fdatasync") {
 					flushesAfter++
@@ -330,6 +336,9 @@ func TestSyncFlushErrorIsFinal(t *testing.T) {
 			}
 			if injected != 1 || flushesAfter != 0 {
 				t.Errorf("%d failed calls and %d flushes after the first: want exactly one failure and nothing after\n%s", injected, flushesAfter, raw)
+			}
+			if c.size > 1<<20 && copiedAfter == 0 {
+				t.Errorf("the %s that failed was not one made during the copy", c.syscall)
 			}
 		})
 	}
