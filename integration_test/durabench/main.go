@@ -13,6 +13,7 @@
 //	sync     1 GiB, warm source: fastcp --sync=data vs `cp && sync DST` (<= 0.85),
 //	         `dd bs=1M conv=fdatasync` (<= 0.9) and fio's sequential O_DIRECT
 //	         write of the same size, the device's limit (<= 1.4)
+//	sync-cold the same with the source evicted before each run
 //	modes    fastcp with each --sync mode
 //	nocache  2 GiB, cold source: fastcp --nocache vs fastcp (<= 1.15), the
 //	         growth of Cached in /proc/meminfo (< 256 MiB)
@@ -104,7 +105,7 @@ func run() int {
 		name string
 		run  func(context.Context, config) error
 	}
-	all := []scenario{{"sync", syncScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}}
+	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}}
 	if *sweep {
 		all = []scenario{{"sweep", sweepScenario}}
 	}

@@ -16,7 +16,13 @@ import (
 // syncScenario: a durable 1 GiB copy, warm source, against cp && sync, dd
 // conv=fdatasync and fio's O_DIRECT sequential write (no source to read:
 // the device's write speed, the floor of any durable copy).
-func syncScenario(ctx context.Context, c config) error {
+func syncScenario(ctx context.Context, c config) error { return syncRun(ctx, c, false) }
+
+// syncColdScenario: the same with the source evicted before every run, so
+// that it is read from the same disk the copy is written to.
+func syncColdScenario(ctx context.Context, c config) error { return syncRun(ctx, c, true) }
+
+func syncRun(ctx context.Context, c config, coldSource bool) error {
 	src, dst := filepath.Join(c.ws, "src"), filepath.Join(c.ws, "dst")
 	if err := makeSource(src, c.size); err != nil {
 		return err
@@ -25,10 +31,18 @@ func syncScenario(ctx context.Context, c config) error {
 		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
 			return err
 		}
-		if err := warm(src); err != nil {
+		if !coldSource {
+			if err := warm(src); err != nil {
+				return err
+			}
+		}
+		if err := settle(); err != nil {
 			return err
 		}
-		return settle()
+		if coldSource {
+			return cold(src)
+		}
+		return nil
 	}
 	tools := []tool{
 		{name: "fastcp --sync=data", prep: prep, run: func(ctx context.Context) error {
@@ -52,7 +66,11 @@ func syncScenario(ctx context.Context, c config) error {
 				"--direct=1", "--filename="+dst, "--output=/dev/null")
 		}})
 	}
-	fmt.Printf("\nsync: %s copy made durable, warm source\n", mib(c.size))
+	state := "warm source"
+	if coldSource {
+		state = "cold source (read from the same disk)"
+	}
+	fmt.Printf("\nsync: %s copy made durable, %s\n", mib(c.size), state)
 	r, err := measure(ctx, c.runs, tools)
 	for _, t := range tools {
 		r.row(t.name, c.size)
