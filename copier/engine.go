@@ -64,6 +64,7 @@ type copier struct {
 	havePipe   bool
 	dstFilePos int64 // the destination's file position (sendfile writes there)
 	dstEnd     int64 // highest destination offset written
+	dstSize    int64 // the size the destination was given before the copy
 }
 
 func isPositional(mode uint32) bool {
@@ -137,6 +138,18 @@ func (c *copier) run() error {
 		c.res.Sparse = map[SparseDetection]SparseDetection{DetectSeekHoleZeros: DetectSeekHole, DetectZeros: DetectNone}[c.res.Sparse]
 	}
 
+	// Holes are kept by not writing them. Give such a destination its
+	// final size first: xfs preallocates past the end of a file that a
+	// write extends, and a later write beyond the preallocation keeps it
+	// inside the file as allocated blocks where the source has holes.
+	// Writes below the end of file are not extended that way.
+	if c.dstRegular && srcRegular && size > 0 && (walk || c.zeros) {
+		if err := retryErr(c.other(), func() error { return ftruncate(c.dst, size) }); err != nil {
+			return &Error{Strategy: c.chain[0], Side: SideWrite, Err: syscallErr("ftruncate", err)}
+		}
+		c.dstSize = size
+	}
+
 	var end int64
 	var err error
 	switch {
@@ -155,8 +168,9 @@ func (c *copier) run() error {
 	if err != nil {
 		return err
 	}
-	// A trailing hole (or trailing zeros made holes) still counts in the size.
-	if c.dstRegular && c.dstEnd < end {
+	// A trailing hole (or trailing zeros made holes) still counts in the
+	// size; a source that shrank below the size set first does not.
+	if c.dstRegular && max(c.dstEnd, c.dstSize) != end {
 		if err := retryErr(c.other(), func() error { return ftruncate(c.dst, end) }); err != nil {
 			return &Error{Strategy: c.chain[c.cur], Side: SideWrite, Offset: end, Err: syscallErr("ftruncate", err)}
 		}
