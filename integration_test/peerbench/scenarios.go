@@ -42,6 +42,7 @@ func namedFastcp(name string, args ...string) tool {
 
 var (
 	cpTool     = tool{name: "cp", argv: []string{"{cp}", "{src}", "{dst}"}}
+	cpRTool    = tool{name: "cp -r", argv: []string{"{cp}", "-r", "{src}", "{dst}"}}
 	iocopyTool = tool{name: "iocopy", argv: []string{"{iocopy}", "{src}", "{dst}"}}
 	// Durability peers, for --sync scenarios:
 	cpSyncTool = tool{name: "cp && sync", argv: []string{"sh", "-c", `"$0" -- "$1" "$2" && sync`, "{cp}", "{src}", "{dst}"}}
@@ -128,6 +129,44 @@ func defaultScenarios(size int64) []*scenario {
 				peakRSSAtMost("fastcp", maxRSS),
 			},
 			showBlocks: true,
+		},
+		{
+			id:     "tree-big",
+			title:  "ext4 -> tmpfs, a tree of 1000 files of 4 MiB (10 directories), warm cache",
+			srcFS:  rootFS,
+			dstFS:  "tmpfs",
+			source: treeFiles(1000, 4<<20, 100),
+			tools:  []tool{fastcpTool("-r"), fastcpTool("-r", "-j", "4"), cpRTool},
+			targets: []target{
+				ratioAtMost("fastcp -r", "cp -r", 1.0),
+				ratioAtMost("fastcp -r -j 4", "cp -r", 0.75),
+				peakRSSAtMost("fastcp -r -j 4", maxRSS),
+			},
+		},
+		{
+			id:     "tree-small",
+			title:  "ext4 -> tmpfs, a tree of 20000 files of 4 KiB (20 directories), warm cache",
+			srcFS:  rootFS,
+			dstFS:  "tmpfs",
+			source: treeFiles(20000, 4<<10, 1000),
+			tools:  []tool{fastcpTool("-r"), fastcpTool("-r", "-j", "4"), cpRTool},
+			targets: []target{
+				ratioAtMost("fastcp -r", "cp -r", 1.1),
+				ratio("fastcp -r -j 4", "cp -r"),
+			},
+		},
+		{
+			// The progress bar's cost: stderr goes to a file, so
+			// --progress prints a plain line a second.
+			id:     "progress",
+			title:  fmt.Sprintf("ext4 -> ext4, %s random file, --progress against --no-progress", sz),
+			srcFS:  rootFS,
+			dstFS:  rootFS,
+			source: random,
+			tools:  []tool{fastcpTool("--progress"), fastcpTool("--no-progress")},
+			targets: []target{
+				ratioAtMost("fastcp --progress", "fastcp --no-progress", 1.03),
+			},
 		},
 		{
 			// No target: the fixed cost of one invocation (exec, runtime

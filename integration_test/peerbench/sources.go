@@ -80,6 +80,44 @@ func sparseFile(size int64, extents int, extentSize int64) source {
 	}
 }
 
+// treeFiles is a directory of files files of fileSize random bytes, perDir
+// to a subdirectory (d000/f0000, ...), for the -r and -j scenarios.
+func treeFiles(files int, fileSize int64, perDir int) source {
+	return source{
+		name: fmt.Sprintf("tree-%dx%d", files, fileSize),
+		make: func(ctx context.Context, path string) error {
+			rnd := rand.NewChaCha8([32]byte{3})
+			buf := make([]byte, fileSize)
+			for i := range files {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				dir := filepath.Join(path, fmt.Sprintf("d%03d", i/perDir))
+				if i%perDir == 0 {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						return err
+					}
+				}
+				rnd.Read(buf)
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i%perDir)), buf, 0o644); err != nil {
+					return err
+				}
+			}
+			return syncFS(path)
+		},
+	}
+}
+
+// syncFS flushes the filesystem holding path (syncfs(2)).
+func syncFS(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
+}
+
 // writeFile creates path, fills it with fill and makes it durable.
 func writeFile(path string, fill func(*os.File) error) error {
 	f, err := os.Create(path)

@@ -26,7 +26,7 @@ var errSkipped = errors.New("skipped")
 const loopImageSize = 4 << 30
 
 // tmpfsSize is the size of the tmpfs destination.
-const tmpfsSize = 3 << 30
+const tmpfsSize = 6 << 30
 
 // A workspace is the one directory the harness writes in, the filesystems
 // it mounted there, the source files it made (kept for the scenarios that
