@@ -77,7 +77,7 @@ type Options struct {
 	WritebackDepth int
 	// FlushEvery is how many bytes are started between background
 	// fdatasyncs during the copy (--sync modes and --verify); 0 means
-	// DefaultFlushEvery, < 0 none.
+	// DefaultFlushEvery (none), < 0 none.
 	FlushEvery int64
 }
 

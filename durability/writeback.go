@@ -30,47 +30,52 @@ import (
 // the work earlier. Durability still comes from the final fdatasync/fsync
 // and the directory fsync.
 
-// Background flushes. On a disk with a volatile write cache (here: virtio
-// in write-back mode, /sys/block/vda/queue/write_cache says "write back")
-// the data written back by sync_file_range is in the device's cache, and the
-// fdatasync's cache flush (REQ_PREFLUSH) is what waits for the media: for a
-// 1 GiB file here writeback took 0.17 s and the fdatasync after it 0.54 s.
-// So, as the copy goes on, a goroutine runs fdatasync on the file every
-// flushEvery bytes started (one at a time, while the copy continues), and
-// the final flush finds only the tail still in the cache. Each of these
-// flushes is a first flush of new data, not a retry: the first one that
-// fails ends the pipeline, and Commit reports its error without flushing
-// again.
+// Background flushes (off by default, see below). On a disk with a
+// volatile write cache (here: virtio in write-back mode,
+// /sys/block/vda/queue/write_cache says "write back") the data written back
+// by sync_file_range is in the device's cache, and the fdatasync's cache
+// flush (REQ_PREFLUSH) is what waits for the media: for a 1 GiB file here
+// writeback took 0.17 s and the fdatasync after it 0.54 s. With
+// Options.FlushEvery a goroutine runs fdatasync on the file every so many
+// bytes started (one at a time, while the copy continues), and the final
+// flush finds only the tail still in the cache. Each of these flushes is a
+// first flush of new data, not a retry: the first one that fails ends the
+// pipeline, and Commit reports its error without flushing again.
 
 // Window, depth and flush interval, chosen from in-process runs of
 // --sync=data copies on the project's VM (ext4 on virtio, 2 cores, 24 GiB;
 // integration_test/durabench -sweep; other jobs shared the machine, so only
 // differences larger than the run-to-run spread of about 0.1 s count).
 //
-// 1 GiB, warm source, medians of the whole copy: no pipeline 0.93-1.0 s
-// (the copy 0.26 s, then the fdatasync 0.5-0.86 s); windows of 8 MiB,
-// depth 2 with background flushes every 128 MiB 0.79-0.99 s; 16 MiB depth
-// 4 0.76 s; 32 MiB depth 4 0.78 s; 32 MiB depth 8 0.71 s; 64 MiB depth 4
-// 0.72 s. Among windows from 16 to 64 MiB the spread hides any difference;
+// 1 GiB, warm source, medians of the whole copy, with background flushes
+// every 128 MiB: no pipeline 0.93-1.0 s (the copy 0.26 s, then the
+// fdatasync 0.5-0.86 s); windows of 8 MiB, depth 2 0.79-0.99 s; 16 MiB
+// depth 4 0.76 s; 32 MiB depth 4 0.78 s; 32 MiB depth 8 0.71 s; 64 MiB
+// depth 4 0.72 s. Among windows from 16 to 64 MiB the spread hides any difference;
 // 32 MiB with depth 4 keeps at most about 160 MiB of this copy dirty or
 // under writeback, within what --nocache may leave cached (256 MiB), and
 // copy_file_range's 64 MiB calls each start two windows.
 //
-// The background flush interval, with 32 MiB windows at depth 4 (five runs
-// each): warm 1 GiB, no pipeline 1.00 s, pipeline without background
-// flushes 0.84, flushes every 64 MiB 0.69, 128 MiB 0.76, 256 MiB 0.77,
-// 512 MiB 0.79; cold 2 GiB (the source read from the same disk), no
-// pipeline 2.64 s, without background flushes 2.70, every 64 MiB 3.12,
-// 128 MiB 2.86, 256 MiB 2.65, 512 MiB 2.91. Each flush stalls the reads of
-// a cold source behind the device's cache flush, so frequent flushes cost
-// there what they gain with a warm source; 256 MiB keeps most of the gain
-// and none of the cost.
+// The background flushes, with 32 MiB windows at depth 4 (medians of five
+// runs each). Warm 1 GiB source: no pipeline 1.00 s, pipeline without
+// background flushes 0.84, flushes every 64 MiB 0.69, 128 MiB 0.76,
+// 256 MiB 0.77, 512 MiB 0.79; repeated later: 0.90, 0.81, 0.75, 0.80, 0.80.
+// Cold 1 GiB source, read from the disk the copy goes to: no pipeline
+// 1.32 s, without background flushes 1.23, every 64 MiB 1.39, 128 MiB 1.32,
+// 256 MiB 1.52 (2 GiB: 2.64, 2.70, 3.12, 2.86, 2.65). A flush stalls the
+// reads of a cold source behind the device's cache flush (64 MiB
+// copy_file_range calls took 0.15-0.21 s during a flush, 0.03 s
+// otherwise): the fastcp binary took 1.6 s for a 1 GiB copy that `cp &&
+// sync` made in 0.9. Their gain with a warm source is 0.05-0.15 s per GiB,
+// their loss with a cold one up to 0.4 s, so they are off by default;
+// Options.FlushEvery turns them on (for a source on another device, which
+// they cannot stall).
 const (
 	DefaultWritebackWindow = 32 << 20
 	DefaultWritebackDepth  = 4
 	// DefaultFlushEvery is how many bytes are started between background
-	// fdatasyncs (--sync modes and --verify).
-	DefaultFlushEvery = 256 << 20
+	// fdatasyncs (--sync modes and --verify): none by default, see above.
+	DefaultFlushEvery = -1
 )
 
 // span is a byte range of the destination.
