@@ -40,6 +40,9 @@ type app struct {
 	swapOnce  sync.Once
 	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
 
+	entryMu   sync.Mutex
+	entryDirs map[string]bool // with --sync: directories that got a new entry other than a regular file
+
 	linksMu sync.Mutex
 	links   map[devIno]*linkFirst // -a: the first copy of each multiply-linked inode
 	dirs    []dirDone             // directories whose attributes are set at the end

@@ -344,7 +344,9 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 	})
 	if err != nil {
 		r.fail(entryError("cannot create symbolic link", dst, err))
+		return
 	}
+	a.madeEntry(dst)
 }
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
@@ -372,7 +374,9 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 			kind = "special file"
 		}
 		r.fail(entryError("cannot create "+kind, dst, err))
+		return
 	}
+	a.madeEntry(dst)
 }
 
 // makeHardLink links dst to the copy already made of the same source inode.
@@ -391,7 +395,9 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 	err = durability.Replace(dst, func(tmp string) error { return os.Link(first, tmp) })
 	if err != nil {
 		r.fail(entryError("cannot create hard link", dst, err))
+		return
 	}
+	a.madeEntry(dst)
 }
 
 func entryError(what, dst string, err error) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"fastcp/durability"
 	"fastcp/flags"
 
 	"golang.org/x/sys/unix"
@@ -266,6 +267,9 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 		return
 	}
 	a.dirs = append(a.dirs, dirDone{src: src, dst: dst, fi: fi, created: created})
+	if created {
+		a.madeEntry(dst)
+	}
 	names, err := readNames(src)
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(err)))
@@ -316,6 +320,46 @@ func (a *app) finishDirs() {
 	}
 }
 
+// madeEntry notes, for --sync, that dst's directory got a new entry that
+// durability does not sync by itself (a directory, a link, a special file):
+// regular files have their directory synced as they are renamed into place.
+func (a *app) madeEntry(dst string) {
+	if a.opts.Sync == durability.SyncNone {
+		return
+	}
+	a.entryMu.Lock()
+	defer a.entryMu.Unlock()
+	if a.entryDirs == nil {
+		a.entryDirs = make(map[string]bool)
+	}
+	a.entryDirs[filepath.Dir(filepath.Clean(dst))] = true
+}
+
+// syncDirs makes the entries of the copied directories durable (--sync):
+// every directory the copy wrote into and every parent of a new entry.
+func (a *app) syncDirs() {
+	if a.opts.Sync == durability.SyncNone {
+		return
+	}
+	dirs := a.entryDirs
+	if dirs == nil {
+		dirs = make(map[string]bool)
+	}
+	for _, d := range a.dirs {
+		dirs[filepath.Clean(d.dst)] = true
+	}
+	names := make([]string, 0, len(dirs))
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		if err := durability.SyncDir(d); err != nil {
+			a.seq.emit(true, fmt.Sprintf("fsync failed for %s: %s", quote(d), errText(err)))
+		}
+	}
+}
+
 // startWorkers starts -j workers (none for -j 1, or when prompting).
 func (a *app) startWorkers() {
 	n := a.opts.Jobs
@@ -355,4 +399,5 @@ func (a *app) finish() {
 		a.wg.Wait()
 	}
 	a.finishDirs()
+	a.syncDirs()
 }
