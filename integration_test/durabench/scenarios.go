@@ -159,6 +159,14 @@ func nocacheScenario(ctx context.Context, c config) error {
 	tools = append(tools, tool{name: "fastcp && sync DST", prep: prep, run: func(ctx context.Context) error {
 		return shCmd(ctx, `"$1" "$2" "$3" && sync "$3"`, c.bin, src, dst)
 	}})
+	const inProc = "in process: --nocache, Source"
+	tools = append(tools, tool{name: inProc, prep: prep, run: func(ctx context.Context) error {
+		w := watchCache()
+		_, err := inProcessCopy(src, dst, durability.Options{NoCache: true}, copier.Auto)
+		peak, end := w.stop()
+		growth[inProc] = append(growth[inProc], [2]int64{peak, end})
+		return err
+	}})
 	fmt.Printf("\nnocache: %s copy, cold source\n", mib(c.nocacheSize))
 	r, err := measure(ctx, c.runs, tools)
 	for _, t := range tools {
@@ -167,6 +175,7 @@ func nocacheScenario(ctx context.Context, c config) error {
 	r.ratio("fastcp --nocache", "fastcp", 1.15)
 	r.ratio("fastcp --sync=data --nocache", "fastcp --sync=data", 0)
 	r.ratio("fastcp --nocache", "fastcp && sync DST", 0)
+	r.ratio(inProc, "fastcp", 1.15)
 	for _, t := range tools {
 		g := growth[t.name]
 		if len(g) == 0 {
