@@ -103,6 +103,20 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if !ok {
 		return false
 	}
+	if o.Verify {
+		// --verify reads both sides again after the copy: a stream cannot
+		// be read twice, and a device or FIFO DEST is written in place.
+		if msg := unverifiable(src, sfi, "source"); msg != "" {
+			r.fail(msg)
+			return false
+		}
+		if ex.fi != nil && !ex.fi.Mode().IsRegular() {
+			if msg := unverifiable(dst, ex.fi, "destination"); msg != "" {
+				r.fail(msg)
+				return false
+			}
+		}
+	}
 	// As cp: the -v line comes before the source is opened, so a file
 	// that then fails is named twice, by -v and by the error.
 	if o.Verbose || o.Debug {
@@ -164,6 +178,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		Sync:     o.Sync,
 		NoCache:  o.NoCache,
 		Verify:   o.Verify,
+		Source:   srcF,
 	})
 	if err != nil {
 		if !inPlace && dfi != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
@@ -406,6 +421,26 @@ func entryError(what, dst string, err error) string {
 		return ae.msg
 	}
 	return fmt.Sprintf("%s %s: %s", what, quote(dst), errText(err))
+}
+
+// unverifiable explains why --verify cannot check a file of fi's type, or
+// returns "" when it can (regular files and block devices).
+func unverifiable(name string, fi os.FileInfo, side string) string {
+	m := fi.Mode()
+	kind := ""
+	switch {
+	case m.IsRegular(), m&os.ModeDevice != 0 && m&os.ModeCharDevice == 0:
+		return ""
+	case m&os.ModeNamedPipe != 0:
+		kind = "a fifo"
+	case m&os.ModeCharDevice != 0:
+		kind = "a character special file"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	default:
+		kind = "not a regular file"
+	}
+	return fmt.Sprintf("cannot verify %s: the %s is %s, which cannot be read again; copy it without --verify", quote(name), side, kind)
 }
 
 // openSource opens a SOURCE for reading. os.Open would register the file

@@ -250,3 +250,23 @@ func TestLeftoverTempFiles(t *testing.T) {
 		t.Error("lockTemp accepted a file with no link left")
 	}
 }
+
+func TestVerifyRefusesStreamsUpFront(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runFastcp(t, "--verify", fifo, filepath.Join(dir, "dst"))
+	want := "fastcp: cannot verify '" + fifo + "': the source is a fifo, which cannot be read again; copy it without --verify\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+	src := filepath.Join(dir, "src")
+	os.WriteFile(src, []byte("data"), 0o644)
+	code, _, stderr = runFastcp(t, "--verify", src, "/dev/null")
+	want = "fastcp: cannot verify '/dev/null': the destination is a character special file, which cannot be read again; copy it without --verify\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}

@@ -778,7 +778,7 @@ func TestProgressAccountsForEveryByte(t *testing.T) {
 	defer dst.Close()
 	var c countingCounter
 	var written int64
-	_, err := Copy(dst, src, Options{Progress: &c, Written: func(off, n int64) { written += n }})
+	_, err := Copy(dst, src, Options{Progress: &c, Written: func(off, n int64) error { written += n; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -886,5 +886,31 @@ func TestForcedStrategyOnAllHoles(t *testing.T) {
 		}
 		src.Close()
 		dst.Close()
+	}
+}
+
+// An error from the Written hook (a failed writeback) ends the copy at
+// once, with no fallback.
+func TestWrittenHookErrorStopsTheCopy(t *testing.T) {
+	data := randomBytes(t, 8<<20)
+	dst, src := pair(t, data)
+	hookErr := os.NewSyscallError("sync_file_range", unix.EIO)
+	var seen int64
+	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+	})
+	res, err := Copy(dst, src, Options{Written: func(off, n int64) error {
+		seen += n
+		if seen >= 2<<20 {
+			return hookErr
+		}
+		return nil
+	}})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Refused || ce.Side != SideWrite || !errors.Is(err, unix.EIO) {
+		t.Fatalf("err = %#v, want the hook's EIO on the write side", err)
+	}
+	if res.Bytes != 2<<20 || len(res.Fallbacks) != 1 {
+		t.Errorf("moved %d bytes, fallbacks %+v: want 2 MiB and only reflink's", res.Bytes, res.Fallbacks)
 	}
 }

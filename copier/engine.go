@@ -65,6 +65,7 @@ type copier struct {
 	dstFilePos int64 // the destination's file position (sendfile writes there)
 	dstEnd     int64 // highest destination offset written
 	dstSize    int64 // the size the destination was given before the copy
+	hookErr    error // what the Written hook returned: ends the copy
 }
 
 func isPositional(mode uint32) bool {
@@ -337,7 +338,7 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 		if !errors.As(err, &cerr) {
 			cerr = &Error{Strategy: s, Side: SideBoth, Offset: off, Err: err}
 		}
-		if s == RW || !refusal(cerr.Err) {
+		if s == RW || cerr.final || !refusal(cerr.Err) {
 			// The read/write loop is the last resort: whatever it meets
 			// is the real error. --debug names the strategy it hit.
 			c.res.Strategy = s
@@ -405,6 +406,9 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 				c.opts.Progress.Add(n)
 			}
 		}
+		if err == nil && c.hookErr != nil {
+			err = &Error{Strategy: s, Side: SideWrite, Offset: off, Err: c.hookErr, final: true}
+		}
 		if err != nil {
 			return moved, false, err
 		}
@@ -463,8 +467,8 @@ func (c *copier) wrote(off, n int64) {
 	if end := off + n; end > c.dstEnd {
 		c.dstEnd = end
 	}
-	if c.opts.Written != nil {
-		c.opts.Written(off, n)
+	if c.opts.Written != nil && c.hookErr == nil {
+		c.hookErr = c.opts.Written(off, n)
 	}
 }
 

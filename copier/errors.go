@@ -99,6 +99,8 @@ type Error struct {
 	// Refused is true when a forced strategy (or the last one in the chain)
 	// was refused by the kernel or filesystem rather than failing.
 	Refused bool
+	// final: never a refusal, whatever the errno (the Written hook's error).
+	final bool
 }
 
 func (e *Error) Error() string {

@@ -98,8 +98,9 @@ type Options struct {
 	Progress   Counter // may be nil
 	// Written, when set, is called after bytes [off, off+n) of the destination
 	// were written by a data-moving call (not for clones, which write nothing).
-	// The durability layer uses it to start writeback behind the copy.
-	Written func(off, n int64)
+	// The durability layer uses it to start writeback behind the copy; an
+	// error it returns (a failed writeback) ends the copy with that error.
+	Written func(off, n int64) error
 	// SyncWrites says the destination was opened with O_SYNC or O_DSYNC:
 	// every write waits for the device. copy_file_range, sendfile and
 	// splice then write (and wait) a 64 KiB pipe buffer at a time, so Auto

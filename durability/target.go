@@ -283,15 +283,21 @@ func (d *Destination) removeTemp() {
 // of the destination were just written. With a --sync mode or --nocache it
 // starts their writeback behind the copy (see writeback). A writeback error
 // found here is kept and returned by Commit.
-func (d *Destination) Written(off, n int64) {
+func (d *Destination) Written(off, n int64) error {
 	if d.done {
-		return
+		return nil
 	}
 	if d.srcSums != nil {
 		d.srcSums.written(off + n)
 	}
 	d.wb.written(off, n)
 	runtime.KeepAlive(d.File)
+	if d.wb.err != nil {
+		// Final (the kernel may have dropped the pages): stop the copy
+		// now rather than at Commit. Commit reports it again.
+		return &Error{Op: d.wb.errOp, Err: d.wb.err}
+	}
+	return nil
 }
 
 // Commit finishes a successful copy of src (which may be nil when there is
