@@ -33,14 +33,6 @@ import (
 // flock. If another run removes it in that window, the flock finds no link
 // left and the copy starts over with a new temporary file.
 
-// maxTempBase is how much of DEST's name durability.Create puts into a
-// temporary file's name (its maxTempBase).
-const maxTempBase = 200
-
-// tempHexLen is the length of the random part of a temporary file's name:
-// 6 bytes in hex.
-const tempHexLen = 12
-
 // leftoverDirs caches, per directory, the names that start with
 // durability.TempPrefix, listed once before the first temporary file of
 // this run is created there.
@@ -72,9 +64,7 @@ func (l *leftoverDirs) candidates(dir string) []string {
 		l.names = make(map[string][]string)
 	}
 	var names []string
-	if f, err := os.Open(key); err == nil {
-		all, _ := f.Readdirnames(-1)
-		f.Close()
+	if all, err := readNames(key); err == nil {
 		for _, n := range all {
 			if strings.HasPrefix(n, durability.TempPrefix) {
 				names = append(names, n)
@@ -83,25 +73,6 @@ func (l *leftoverDirs) candidates(dir string) []string {
 	}
 	l.names[key] = names
 	return names
-}
-
-// isTempFor reports whether name is a temporary file name that
-// durability.Create makes for a DEST named base.
-func isTempFor(name, base string) bool {
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
-	}
-	prefix := durability.TempPrefix + base + "."
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || len(rest) != tempHexLen {
-		return false
-	}
-	for _, c := range rest {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // leftover is what a look at one temporary-looking file found.
@@ -123,7 +94,7 @@ func (a *app) sweepLeftovers(r *record, path, dst string) {
 		dir = "."
 	}
 	for _, name := range a.leftovers.candidates(dir) {
-		if !isTempFor(name, base) {
+		if !durability.IsTempFor(name, base) {
 			continue
 		}
 		p := filepath.Join(dir, name)

@@ -91,7 +91,7 @@ func (s *sourceSums) run() {
 			continue
 		}
 		if n > 0 {
-			r.crcs = append(r.crcs, crc32.Checksum(buf[:n], castagnoli))
+			r.crcs = append(r.crcs, crc32.Checksum(buf[:n], castagnoli()))
 			if s.nocache {
 				fadvise(fd, r.size, int64(n), unix.FADV_DONTNEED)
 			}

@@ -1,11 +1,8 @@
 package durability
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
-	"path/filepath"
 )
 
 // Replace puts a new directory entry at path atomically: create makes it
@@ -14,16 +11,8 @@ import (
 // entry is replaced in one step and never missing. On failure nothing is
 // left behind.
 func Replace(path string, create func(tmp string) error) error {
-	dir, base := filepath.Split(path)
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
-	}
 	for {
-		var rnd [6]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return err
-		}
-		tmp := filepath.Join(dir, TempPrefix+base+"."+hex.EncodeToString(rnd[:]))
+		tmp := tempName(path)
 		reg.Lock()
 		err := create(tmp)
 		if err == nil {

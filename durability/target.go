@@ -24,8 +24,6 @@
 package durability
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -163,16 +161,8 @@ func Create(path string, o Options) (*Destination, error) {
 		}
 		d = &Destination{Path: path, File: f}
 	} else {
-		dir, base := filepath.Split(path)
-		if len(base) > maxTempBase {
-			base = base[:maxTempBase]
-		}
 		for {
-			var rnd [6]byte
-			if _, err := rand.Read(rnd[:]); err != nil {
-				return nil, err
-			}
-			temp := filepath.Join(dir, TempPrefix+base+"."+hex.EncodeToString(rnd[:]))
+			temp := tempName(path)
 			// Opened and registered under the registry lock, so a signal
 			// cannot leave it behind between the two.
 			reg.Lock()

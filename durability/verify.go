@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -34,7 +35,7 @@ const verifyChunk = 4 << 20
 // castagnoli is CRC-32C: crc32.MakeTable(crc32.Castagnoli) uses the SSE4.2
 // CRC32 instruction on amd64 (and the CRC instructions on arm64), several
 // GB/s per core, so checksumming costs far less than the read.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // sums are the CRC-32C of every verifyChunk of one side, and its length.
 type sums struct {
@@ -349,7 +350,7 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	go func() {
 		var crcs []uint32
 		for c := range full {
-			crcs = append(crcs, crc32.Checksum(c.b, castagnoli))
+			crcs = append(crcs, crc32.Checksum(c.b, castagnoli()))
 			free <- c.idx
 		}
 		result <- crcs
