@@ -93,6 +93,18 @@ func errText(err error) string {
 
 // copyErrorMessage words a failed copy of src to dst as cp does.
 func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
+	// A durability step named first: a writeback error can also arrive
+	// inside a copier error, when it ended the copy.
+	var de *durability.Error
+	if errors.As(err, &de) {
+		switch de.Op {
+		case "rename":
+			return fmt.Sprintf("cannot replace %s: %s", quote(dst), errText(de.Err))
+		case "close":
+			return fmt.Sprintf("failed to close %s: %s", quote(dst), errText(de.Err))
+		}
+		return fmt.Sprintf("%s failed for %s: %s", de.Op, quote(dst), errText(de.Err))
+	}
 	var ce *copier.Error
 	if errors.As(err, &ce) {
 		if ce.Refused {
@@ -114,16 +126,6 @@ func copyErrorMessage(src, dst string, err error, o *flags.Options) string {
 	}
 	if ce := (*changedError)(nil); errors.As(err, &ce) {
 		return fmt.Sprintf("%s %s; %s was not replaced", quote(src), ce.what, quote(dst))
-	}
-	var de *durability.Error
-	if errors.As(err, &de) {
-		switch de.Op {
-		case "rename":
-			return fmt.Sprintf("cannot replace %s: %s", quote(dst), errText(de.Err))
-		case "close":
-			return fmt.Sprintf("failed to close %s: %s", quote(dst), errText(de.Err))
-		}
-		return fmt.Sprintf("%s failed for %s: %s", de.Op, quote(dst), errText(de.Err))
 	}
 	return fmt.Sprintf("error copying %s to %s: %s", quote(src), quote(dst), errText(err))
 }
