@@ -45,8 +45,12 @@ test: lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 . ./copier/ ./flags/ ./durability/ ./benchmark/
 	$(GO) test -count=1 -timeout 20m ./integration_test/
 
+# fastcp against cp, dd and io.Copy (peerbench), then the durability modes
+# against cp && sync, dd conv=fdatasync and fio (durabench): medians, ratios,
+# targets met or missed. Needs root (loop mounts); takes about 12 minutes.
 bench: build
 	$(GO) run ./integration_test/peerbench
+	$(GO) run ./integration_test/durabench
 
 # The man page gets the version in its footer and, with SOURCE_DATE_EPOCH,
 # that date; everything else is installed as it is.
