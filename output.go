@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
-
-	"golang.org/x/sys/unix"
 )
 
 // All terminal output goes through here: messages are prefixed with the
@@ -77,19 +74,8 @@ func (o *output) usage(e *flags.UsageError) {
 	fmt.Fprintf(o.stderr, "Try '%s --help' for more information.\n", o.prog)
 }
 
-// errText is the C library's text for err's errno ("No such file or
-// directory"), or err's own text when it carries none.
-func errText(err error) string {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		return copier.Strerror(errno)
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+// errText is the C library's text for err's errno, or err's own text.
+var errText = copier.ErrText
 
 // copyErrorMessage words a failed copy of src to dst as cp does.
 func copyErrorMessage(src, dst string, err error, o *flags.Options) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"fastcp/copier"
@@ -183,17 +182,7 @@ func formatSize(n int64) string {
 var quote = flags.Quote
 
 // errText is the C library's text for err's errno, or err's own text.
-func errText(err error) string {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		return copier.Strerror(errno)
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+var errText = copier.ErrText
 
 // errnoName is the symbolic name of err's errno ("EOPNOTSUPP"), or "".
 func errnoName(err error) string {

@@ -131,6 +131,21 @@ func ErrnoText(err error) string {
 	return err.Error()
 }
 
+// ErrText is the C library's text for err's errno ("No such file or
+// directory"), or err's own text when it carries none: what cp prints after
+// a file name.
+func ErrText(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return Strerror(errno)
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // Strerror returns the C library's text for an errno ("No such file or
 // directory"): Go's table is the same text with a lower-case first letter.
 func Strerror(errno unix.Errno) string {
