@@ -1,7 +1,6 @@
 package durability
 
 import (
-	"errors"
 	"os"
 )
 
@@ -11,33 +10,19 @@ import (
 // entry is replaced in one step and never missing. On failure nothing is
 // left behind.
 func Replace(path string, create func(tmp string) error) error {
-	for {
-		tmp := tempName(path)
-		reg.Lock()
-		err := create(tmp)
-		if err == nil {
-			if reg.temps == nil {
-				reg.temps = make(map[string]struct{})
-			}
-			reg.temps[tmp] = struct{}{}
-		}
-		reg.Unlock()
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		reg.Lock()
-		err = os.Rename(tmp, path)
-		if err != nil {
-			os.Remove(tmp)
-		}
-		delete(reg.temps, tmp)
-		reg.Unlock()
-		if err != nil {
-			return &Error{Op: "rename", Err: err}
-		}
-		return nil
+	tmp, err := createTemp(path, create)
+	if err != nil {
+		return err
 	}
+	reg.Lock()
+	err = os.Rename(tmp, path)
+	if err != nil {
+		os.Remove(tmp)
+	}
+	delete(reg.temps, tmp)
+	reg.Unlock()
+	if err != nil {
+		return &Error{Op: "rename", Err: err}
+	}
+	return nil
 }

@@ -161,28 +161,15 @@ func Create(path string, o Options) (*Destination, error) {
 		}
 		d = &Destination{Path: path, File: f}
 	} else {
-		for {
-			temp := tempName(path)
-			// Opened and registered under the registry lock, so a signal
-			// cannot leave it behind between the two.
-			reg.Lock()
-			f, err := openRaw(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
-			if err == nil {
-				if reg.temps == nil {
-					reg.temps = make(map[string]struct{})
-				}
-				reg.temps[temp] = struct{}{}
-			}
-			reg.Unlock()
-			if errors.Is(err, os.ErrExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			d = &Destination{Path: path, File: f, temp: temp}
-			break
+		var f *os.File
+		temp, err := createTemp(path, func(tmp string) (err error) {
+			f, err = openRaw(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
+		d = &Destination{Path: path, File: f, temp: temp}
 	}
 	d.opts = o
 	d.fd = int(d.File.Fd())

@@ -1,7 +1,9 @@
 package durability
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -40,4 +42,27 @@ func IsTempFor(name, base string) bool {
 		}
 	}
 	return true
+}
+
+// createTemp makes a new entry under a fresh temporary name beside path
+// with create (which must fail with os.ErrExist when the name is taken),
+// and registers it for removal on a fatal signal. Both happen under the
+// registry lock, so a signal cannot leave the entry behind between them.
+func createTemp(path string, create func(tmp string) error) (string, error) {
+	for {
+		tmp := tempName(path)
+		reg.Lock()
+		err := create(tmp)
+		if err == nil {
+			if reg.temps == nil {
+				reg.temps = make(map[string]struct{})
+			}
+			reg.temps[tmp] = struct{}{}
+		}
+		reg.Unlock()
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		return tmp, err
+	}
 }
