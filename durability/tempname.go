@@ -3,8 +3,8 @@ package durability
 import (
 	"errors"
 	"fmt"
-	"os"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 )
