@@ -72,6 +72,7 @@ func (a *app) startProgress(stderr io.Writer) {
 		p.bar = progressbar.NewOptions64(p.total,
 			progressbar.OptionSetWriter(stderr),
 			progressbar.OptionShowBytes(true),
+			progressbar.OptionShowCount(), // bytes so far, also when the total is unknown
 			progressbar.OptionUseIECUnits(true),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionSetWidth(25),
