@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os/exec"
@@ -373,19 +372,7 @@ func TestBenchmarkSignal(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := cmd.Wait()
-			var ee *exec.ExitError
-			switch {
-			case err == nil:
-				t.Errorf("fastcp exited 0 after %s", c.name)
-			case errors.As(err, &ee):
-				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-					t.Errorf("fastcp died of %v instead of handling it and exiting %d", ws.Signal(), c.code)
-				} else if ee.ExitCode() != c.code {
-					t.Errorf("exit status %d after %s, want %d; stderr %q", ee.ExitCode(), c.name, c.code, stderr.String())
-				}
-			default:
-				t.Fatal(err)
-			}
+			wantSignalHandled(t, err, c.name, c.code, stderr.String())
 			benchWantSame(t, dir, before)
 		})
 	}

@@ -580,3 +580,22 @@ func mustMkdir(t testing.TB, dir string) string {
 
 // join is filepath.Join.
 var join = filepath.Join
+
+// wantSignalHandled checks cmd.Wait's err for a fastcp sent the signal
+// named sig: it must have caught it and exited with code, not died of it.
+func wantSignalHandled(t testing.TB, err error, sig string, code int, stderr string) {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		t.Errorf("fastcp exited 0 after %s", sig)
+	case errors.As(err, &ee):
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+			t.Errorf("fastcp died of %v instead of handling it and exiting %d", ws.Signal(), code)
+		} else if ee.ExitCode() != code {
+			t.Errorf("exit status %d after %s, want %d; stderr %q", ee.ExitCode(), sig, code, stderr)
+		}
+	default:
+		t.Fatal(err)
+	}
+}

@@ -3,7 +3,6 @@ package integration_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,19 +95,7 @@ func TestSignalRemovesTemp(t *testing.T) {
 			err := cmd.Wait()
 			release()
 			waitFIFOPeer(t, fifo, wrote)
-			var ee *exec.ExitError
-			switch {
-			case err == nil:
-				t.Errorf("fastcp exited 0 after %s", c.name)
-			case errors.As(err, &ee):
-				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-					t.Errorf("fastcp died of %v instead of handling it and exiting %d", ws.Signal(), c.code)
-				} else if ee.ExitCode() != c.code {
-					t.Errorf("exit status %d after %s, want %d; stderr %q", ee.ExitCode(), c.name, c.code, stderr.String())
-				}
-			default:
-				t.Fatal(err)
-			}
+			wantSignalHandled(t, err, c.name, c.code, stderr.String())
 			if stdout.Len() != 0 {
 				t.Errorf("stdout: %q", stdout.String())
 			}
