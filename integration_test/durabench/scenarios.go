@@ -27,23 +27,7 @@ func syncRun(ctx context.Context, c config, coldSource bool) error {
 	if err := makeSource(src, c.size); err != nil {
 		return err
 	}
-	prep := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if !coldSource {
-			if err := warm(src); err != nil {
-				return err
-			}
-		}
-		if err := settle(); err != nil {
-			return err
-		}
-		if coldSource {
-			return cold(src)
-		}
-		return nil
-	}
+	prep := prepRun(src, dst, coldSource)
 	tools := []tool{
 		{name: "fastcp --sync=data", prep: prep, run: func(ctx context.Context) error {
 			return runCmd(ctx, c.bin, "--sync=data", src, dst)
@@ -90,15 +74,7 @@ func modesScenario(ctx context.Context, c config) error {
 	if err := makeSource(src, c.size); err != nil {
 		return err
 	}
-	prep := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if err := warm(src); err != nil {
-			return err
-		}
-		return settle()
-	}
+	prep := prepRun(src, dst, false)
 	var tools []tool
 	for _, m := range durability.SyncModes() {
 		arg := "--sync=" + m.String()
@@ -131,15 +107,7 @@ func nocacheScenario(ctx context.Context, c config) error {
 	if err := makeSource(src, c.nocacheSize); err != nil {
 		return err
 	}
-	prep := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if err := settle(); err != nil {
-			return err
-		}
-		return cold(src)
-	}
+	prep := prepRun(src, dst, true)
 	growth := map[string][][2]int64{}
 	watched := func(name string, argv ...string) tool {
 		return tool{name: name, prep: prep, run: func(ctx context.Context) error {
@@ -203,15 +171,7 @@ func verifyScenario(ctx context.Context, c config) error {
 	if err := makeSource(src, c.size); err != nil {
 		return err
 	}
-	prep := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if err := warm(src); err != nil {
-			return err
-		}
-		return settle()
-	}
+	prep := prepRun(src, dst, false)
 	tools := []tool{
 		{name: "fastcp --sync=data", prep: prep, run: func(ctx context.Context) error {
 			return runCmd(ctx, c.bin, "--sync=data", src, dst)
@@ -277,24 +237,8 @@ func sweepScenario(ctx context.Context, c config) error {
 	if err := makeSource(src, c.size); err != nil {
 		return err
 	}
-	prep := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if err := warm(src); err != nil {
-			return err
-		}
-		return settle()
-	}
-	prepCold := func() error {
-		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		if err := settle(); err != nil {
-			return err
-		}
-		return cold(src)
-	}
+	prep := prepRun(src, dst, false)
+	prepCold := prepRun(src, dst, true)
 	type cfg struct {
 		name string
 		o    durability.Options
@@ -409,4 +353,27 @@ func inProcessCopy(src, dst string, o durability.Options, strat copier.Strategy)
 	}
 	err = d.Commit(sf)
 	return d.Stats(), err
+}
+
+// prepRun is what comes before every timed run: the previous copy removed,
+// the source read into the page cache (or, coldSource, evicted from it),
+// and the disk settled, so no run pays for another's writeback.
+func prepRun(src, dst string, coldSource bool) func() error {
+	return func() error {
+		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		if !coldSource {
+			if err := warm(src); err != nil {
+				return err
+			}
+		}
+		if err := settle(); err != nil {
+			return err
+		}
+		if coldSource {
+			return cold(src)
+		}
+		return nil
+	}
 }
