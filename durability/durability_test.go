@@ -149,6 +149,18 @@ func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
 
 // copyInto writes data into d as the copier does, in pieces of chunk bytes,
 // calling Written after each.
+// createRecorded is Create for a test that records the calls made on the
+// destination's descriptor.
+func createRecorded(t *testing.T, c *calls, path string, o Options) *Destination {
+	t.Helper()
+	d, err := Create(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fd = d.fd
+	return d
+}
+
 func copyInto(t *testing.T, d *Destination, data []byte, chunk int) {
 	t.Helper()
 	for off := 0; off < len(data); off += chunk {
@@ -247,11 +259,7 @@ func TestCommitOrder(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			dir, dest, src := setup(t, data)
 			c := record(t)
-			d, err := Create(dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.fd = d.fd
+			d := createRecorded(t, c, dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
 			copyInto(t, d, data, 256<<10)
 			if err := d.Commit(src); err != nil {
 				t.Fatal(err)
@@ -349,14 +357,10 @@ func TestFlushErrorIsFinal(t *testing.T) {
 			} else {
 				fdatasync = fail
 			}
-			d, err := Create(dest, Options{Sync: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.fd = d.fd
+			d := createRecorded(t, c, dest, Options{Sync: m})
 			temp := d.TempPath()
 			copyInto(t, d, data, 1<<20)
-			err = d.Commit(src)
+			err := d.Commit(src)
 			var de *Error
 			if !errors.As(err, &de) || de.Op != m.FlushOp() || !errors.Is(err, unix.EIO) {
 				t.Fatalf("Commit: %v, want Error{Op: %q, Err: EIO}", err, m.FlushOp())
@@ -389,13 +393,9 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 		}
 		return real(fd, off, n, flags)
 	}
-	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
 	copyInto(t, d, data, 1<<20)
-	err = d.Commit(src)
+	err := d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "sync_file_range" || !errors.Is(err, unix.EIO) {
 		t.Fatalf("Commit: %v, want Error{Op: sync_file_range, Err: EIO}", err)
@@ -411,11 +411,7 @@ func TestBackgroundFlushes(t *testing.T) {
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)
 	c := record(t)
-	d, err := Create(dest, Options{Sync: SyncFull, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: 3 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{Sync: SyncFull, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: 3 << 20})
 	copyInto(t, d, data, 1<<20)
 	if err := d.Commit(src); err != nil {
 		t.Fatal(err)
@@ -449,13 +445,9 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 		n.Add(1)
 		return unix.EIO
 	}
-	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, FlushEvery: 2 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, FlushEvery: 2 << 20})
 	copyInto(t, d, data, 1<<20)
-	err = d.Commit(src)
+	err := d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "fdatasync" || !errors.Is(err, unix.EIO) {
 		t.Fatalf("Commit: %v, want Error{Op: fdatasync, Err: EIO}", err)
@@ -478,11 +470,7 @@ func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 			c := record(t)
 			n := 0
 			syncFileRange = func(int, int64, int64, int) error { n++; return errno }
-			d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.fd = d.fd
+			d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20})
 			copyInto(t, d, data, 512<<10)
 			if err := d.Commit(src); err != nil {
 				t.Fatal(err)
@@ -607,11 +595,7 @@ func TestInPlaceKeepsInodeAndSyncs(t *testing.T) {
 	var before unix.Stat_t
 	unix.Stat(dest, &before)
 	c := record(t)
-	d, err := Create(dest, Options{InPlace: true, Truncate: true, Sync: SyncODSync, NoCache: true, WritebackWindow: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{InPlace: true, Truncate: true, Sync: SyncODSync, NoCache: true, WritebackWindow: 1 << 20})
 	if !d.InPlace() || d.TempPath() != "" {
 		t.Fatal("not in place")
 	}
@@ -712,11 +696,7 @@ func TestNoCacheDropsBehind(t *testing.T) {
 				t.Fatalf("source only %d of %d pages cached before the copy", in, total)
 			}
 			c := record(t)
-			d, err := Create(dest, Options{Sync: m, NoCache: true, Source: src, WritebackWindow: 4 << 20, WritebackDepth: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.fd = d.fd
+			d := createRecorded(t, c, dest, Options{Sync: m, NoCache: true, Source: src, WritebackWindow: 4 << 20, WritebackDepth: 2})
 			copyInto(t, d, data, 1<<20)
 			// Behind the copy: everything but the last windows is gone
 			// from the cache already, source and destination.
@@ -826,11 +806,7 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 		cachedAtRead = n
 		return n, err
 	}
-	d, err := Create(dest, Options{Verify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{Verify: true})
 	copyInto(t, d, data, 1<<20)
 	if err := d.Commit(src); err != nil {
 		t.Fatal(err)
