@@ -206,6 +206,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		BufferSize: o.BufferSize,
 		Memo:       &a.memo,
 		SourceStat: &before,
+		DestStat:   dest.Stat,
 		Written:    dest.Written,
 		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
 	})

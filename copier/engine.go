@@ -81,7 +81,9 @@ func (c *copier) run() error {
 	} else if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
 		return &Error{Side: SideRead, Err: syscallErr("fstat", err)}
 	}
-	if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {
+	if c.opts.DestStat != nil {
+		c.dstSt = *c.opts.DestStat
+	} else if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {
 		return &Error{Side: SideWrite, Err: syscallErr("fstat", err)}
 	}
 	srcType, dstType := c.srcSt.Mode&unix.S_IFMT, c.dstSt.Mode&unix.S_IFMT

@@ -110,6 +110,8 @@ type Options struct {
 	// SourceStat, when set, is an fstat of src the caller just made; the
 	// copier then does not make its own.
 	SourceStat *unix.Stat_t
+	// DestStat, likewise, is an fstat of dst made since it was opened.
+	DestStat *unix.Stat_t
 	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
 	// run over many files does not pay for the same refusal on every file.
 	Memo *Memo

@@ -83,7 +83,10 @@ type Options struct {
 type Destination struct {
 	Path string   // the name the data ends up under
 	File *os.File // where the copy writes
-	temp string   // the temporary file's path; "" when writing in place
+	// Stat is the fstat of File made when it was opened (nil if that
+	// failed), for the copier, which would otherwise make the same call.
+	Stat *unix.Stat_t
+	temp string // the temporary file's path; "" when writing in place
 	done bool
 
 	opts  Options
@@ -176,6 +179,7 @@ func Create(path string, o Options) (*Destination, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(d.fd, &st); err == nil {
 		d.ftype = st.Mode & unix.S_IFMT
+		d.Stat = &st
 	}
 	d.wb.init(d, o)
 	if o.Verify && o.Source != nil && d.syncable() {
