@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,10 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 	}
 }
 
+// sizeGrammar is the grammar of a SIZE written as a regular expression:
+// ParseSize must accept exactly these strings (unless the value overflows).
+var sizeGrammar = regexp.MustCompile(`^([0-9]+)(?:([KMGTkmgt])(?:i?B)?|B)?$`)
+
 // FuzzParseSize: ParseSize never panics; a size it accepts is not
 // negative, is the number itself when it has no suffix, and comes back the
 // same through FormatSize.
@@ -113,6 +118,11 @@ func FuzzParseSize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		n, err := ParseSize(s)
+		if m := sizeGrammar.FindStringSubmatch(s); m == nil && err == nil {
+			t.Fatalf("ParseSize(%q) = %d, but it is not a size", s, n)
+		} else if m != nil && err != nil && !strings.Contains(err.Error(), "too large") {
+			t.Fatalf("ParseSize(%q): %v, but it is a size", s, err)
+		}
 		if err != nil {
 			if n != 0 {
 				t.Fatalf("ParseSize(%q) = %d with error %v", s, n, err)

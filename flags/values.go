@@ -3,7 +3,6 @@ package flags
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -79,21 +78,40 @@ func (v *sizeValue[T]) Set(s string) error {
 	return nil
 }
 
-// ParseSize parses "4096", "256K", "1M", "2GiB", "1t", "512B".
+// ParseSize parses "4096", "256K", "1M", "2GiB", "1t", "512B": digits, then
+// nothing, B, or one of K M G T (either case, powers of 1024) optionally
+// followed by B or iB.
 func ParseSize(s string) (int64, error) {
-	m := sizeRE.FindStringSubmatch(s)
-	if m == nil {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	digits, suffix := s[:i], s[i:]
+	var shift uint
+	if suffix != "" && suffix != "B" {
+		switch suffix[0] {
+		case 'K', 'k':
+			shift = 10
+		case 'M', 'm':
+			shift = 20
+		case 'G', 'g':
+			shift = 30
+		case 'T', 't':
+			shift = 40
+		}
+		if rest := suffix[1:]; shift == 0 || (rest != "" && rest != "B" && rest != "iB") {
+			return 0, fmt.Errorf("not a size")
+		}
+	}
+	if digits == "" {
 		return 0, fmt.Errorf("not a size")
 	}
-	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[strings.ToLower(m[2])]
-	n, err := strconv.ParseInt(m[1], 10, 64)
+	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n > math.MaxInt64>>shift {
 		return 0, fmt.Errorf("too large")
 	}
 	return n << shift, nil
 }
-
-var sizeRE = regexp.MustCompile(`^([0-9]+)(?:([KMGTkmgt])(?:i?B)?|B)?$`)
 
 // FormatSize prints n bytes with the largest exact binary suffix.
 func FormatSize(n int64) string {
