@@ -10,31 +10,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Group names, in the order --help shows them.
-const (
-	GroupCopying    = "Copying"
-	GroupSafety     = "Safety"
-	GroupDurability = "Durability"
-	GroupOutput     = "Output"
-	GroupBenchmark  = "Benchmark"
-)
-
-// Groups lists the option groups of --help in order.
-var Groups = []string{GroupCopying, GroupSafety, GroupDurability, GroupOutput, GroupBenchmark}
-
-// groupAnnotation is the pflag annotation that files a flag under a group.
-const groupAnnotation = "group"
-
 func newFlagSet(o *Options) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("fastcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
-	group := func(g string, names ...string) {
-		for _, n := range names {
-			_ = fs.SetAnnotation(n, groupAnnotation, []string{g})
-		}
-	}
-
 	fs.BoolVarP(&o.Recursive, "recursive", "r", false, "copy directories recursively")
 	fs.BoolVarP(&o.Recursive, "R", "R", false, "same as -r")
 	fs.BoolP("archive", "a", false, "same as -r -P --preserve=all (hard links within the tree kept)")
@@ -53,19 +32,15 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.Var(newEnum(&o.Sparse, copier.SparseNames, "sparse"), "sparse", "holes: auto (keep them), always (also zero blocks), never")
 	fs.Var(&sizeValue[int]{p: &o.BufferSize, flag: "buffer-size", min: 1, max: maxBufferSize}, "buffer-size", "buffer of the rw loop (K, M, G suffixes)")
 	fs.VarP(&intValue{p: &o.Jobs, flag: "jobs", min: 1, max: 1024}, "jobs", "j", "copy up to N files at once")
-	group(GroupCopying, "recursive", "R", "archive", "p", "preserve", "target-directory", "no-target-directory",
-		"dereference", "no-dereference", "H", "update", "strategy", "reflink", "sparse", "buffer-size", "jobs")
 
 	fs.BoolVarP(&o.Force, "force", "f", false, "if an existing destination cannot be opened, remove it and try again")
 	fs.BoolVarP(&o.NoClobber, "no-clobber", "n", false, "do not overwrite an existing file")
 	fs.BoolVarP(&o.Interactive, "interactive", "i", false, "prompt before overwrite")
 	fs.BoolVar(&o.InPlace, "inplace", false, "write straight into DEST instead of a temporary file renamed over it")
-	group(GroupSafety, "force", "no-clobber", "interactive", "inplace")
 
 	fs.Var(newEnum(&o.Sync, durability.SyncNames, "sync"), "sync", "durability: none, data, full, osync, odsync")
 	fs.BoolVar(&o.NoCache, "nocache", false, "drop source and destination pages from the page cache behind the copy")
 	fs.BoolVar(&o.Verify, "verify", false, "read DEST back past the page cache and compare checksums")
-	group(GroupDurability, "sync", "nocache", "verify")
 
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print 'SRC' -> 'DST' for every file")
 	fs.BoolVar(&o.Debug, "debug", false, "explain how every file is copied")
@@ -74,14 +49,12 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.Bool("no-progress", false, "never draw the progress bar")
 	fs.BoolVarP(&o.Help, "help", "h", false, "show this help and exit")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
-	group(GroupOutput, "verbose", "debug", "quiet", "progress", "no-progress", "help", "version")
 
 	fs.BoolVar(&o.Benchmark, "benchmark", false, "time every strategy on DIRECTORY's filesystem")
 	fs.Var(&sizeValue[int64]{p: &o.BenchSize, flag: "bench-size", min: 4 << 10, max: math.MaxInt64}, "bench-size", "size of the benchmark's test file")
 	fs.Var(&intValue{p: &o.BenchRuns, flag: "bench-runs", min: 1, max: 1000}, "bench-runs", "timed runs per row")
 	fs.StringVar(&o.BenchFrom, "bench-from", "", "put the benchmark's source file in DIR")
 	fs.BoolVar(&o.JSON, "json", false, "with --benchmark: one JSON document on stdout")
-	group(GroupBenchmark, "benchmark", "bench-size", "bench-runs", "bench-from", "json")
 
 	for _, n := range []string{"R", "H", "p"} {
 		fs.Lookup(n).Hidden = true
