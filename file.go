@@ -168,9 +168,6 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			return false
 		}
 	}
-	if !inPlace {
-		a.sweepLeftovers(r, ex.path, dst)
-	}
 	dest, release, err := createDest(ex.path, durability.Options{
 		InPlace:  inPlace,
 		Truncate: inPlace && !special,
@@ -193,6 +190,11 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	defer release()
+	if !dest.InPlace() && dest.File.Name() != durability.FirstTemp(ex.path) {
+		// The first temporary name was taken: by a leftover of an
+		// interrupted copy, or by a copy to the same DEST still running.
+		a.sweepLeftovers(r, ex.path, dst)
+	}
 	var counter copier.Counter
 	if a.progress != nil {
 		counter = a.progress

@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,20 +9,53 @@ import (
 
 func TestTempNames(t *testing.T) {
 	for _, dst := range []string{"/d/dst", "/d/" + strings.Repeat("x", 255), "rel"} {
-		a, b := tempName(dst), tempName(dst)
+		a, b := tempName(dst, false), tempName(dst, false)
 		if a == b {
 			t.Errorf("two temporary names for %s are the same: %s", dst, a)
 		}
-		if filepath.Dir(a) != filepath.Dir(dst) || len(filepath.Base(a)) > 255 {
-			t.Errorf("temporary name %s for %s: not beside it, or longer than NAME_MAX", a, dst)
+		if f1, f2 := tempName(dst, true), FirstTemp(dst); f1 != f2 || f1 == a {
+			t.Errorf("first temporary names for %s: %s and %s (a random one: %s)", dst, f1, f2, a)
 		}
-		if !IsTempFor(filepath.Base(a), filepath.Base(dst)) {
-			t.Errorf("IsTempFor(%s, %s) = false", filepath.Base(a), filepath.Base(dst))
+		for _, n := range []string{a, FirstTemp(dst)} {
+			if filepath.Dir(n) != filepath.Dir(dst) || len(filepath.Base(n)) > 255 {
+				t.Errorf("temporary name %s for %s: not beside it, or longer than NAME_MAX", n, dst)
+			}
+			if !IsTempFor(filepath.Base(n), filepath.Base(dst)) {
+				t.Errorf("IsTempFor(%s, %s) = false", filepath.Base(n), filepath.Base(dst))
+			}
 		}
 	}
 	name := TempPrefix + "dst.0123456789ab"
 	if !IsTempFor(name, "dst") || IsTempFor(name, "ds") || IsTempFor(name+"0", "dst") ||
 		IsTempFor(TempPrefix+"dst.0123456789aB", "dst") || IsTempFor("dst.0123456789ab", "dst") {
 		t.Error("IsTempFor matches the wrong names")
+	}
+}
+
+// The first name is taken by a leftover: the copy goes on under a random
+// name and leaves the leftover alone (the caller judges it).
+func TestCreateWhenFirstTempTaken(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "dst")
+	if err := os.WriteFile(FirstTemp(dst), []byte("leftover"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Create(dst, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if d.temp == FirstTemp(dst) || !IsTempFor(filepath.Base(d.temp), "dst") {
+		t.Errorf("temporary file %s, want a random one beside %s", d.temp, dst)
+	}
+	if b, err := os.ReadFile(FirstTemp(dst)); err != nil || string(b) != "leftover" {
+		t.Errorf("the leftover became %q, %v", b, err)
+	}
+	d2, err := Create(filepath.Join(filepath.Dir(dst), "other"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Abort()
+	if d2.temp != FirstTemp(d2.Path) {
+		t.Errorf("temporary file %s, want the first name %s", d2.temp, FirstTemp(d2.Path))
 	}
 }

@@ -301,3 +301,79 @@ func TestReadOnlyDest(t *testing.T) {
 	assertFileBytes(t, join(ro.Dir, "dst"), old)
 	assertNoTemps(t, ro.Dir)
 }
+
+// TestLeftoversLookedForOnlyWhenInTheWay: the first temporary name for a
+// DEST is always .fastcp-NAME.000000000000, so a copy lists DEST's directory
+// (getdents64) only when that name is taken, never in the common case (a
+// copy into a directory of a million entries would list them all). When it
+// is taken by a dead leftover, the copy goes on under a random name and
+// removes that leftover and the other dead ones for the same DEST; one still
+// locked (a copy in progress) is left alone.
+func TestLeftoversLookedForOnlyWhenInTheWay(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := randomBytes(70000, "leftovers")
+	writeFile(t, join(dir, "src"), data, 0o644)
+	getdents := func(calls []durSyscall) int {
+		n := 0
+		for _, c := range calls {
+			if c.name == "getdents64" && durFdPath(c.args) == dir {
+				n++
+			}
+		}
+		return n
+	}
+	trace := []string{"-e", "trace=getdents64,openat"}
+
+	r, calls, log := durRunStrace(t, dir, trace, nil, "-v", "src", "dst")
+	wantVerboseSuccess(t, r)
+	if n := getdents(calls); n != 0 {
+		t.Errorf("a copy with no leftover in the way listed the directory %d times:\n%s", n, log)
+	}
+	assertFileBytes(t, join(dir, "dst"), data)
+
+	first, other := ".fastcp-dst.000000000000", ".fastcp-dst.0123456789ab"
+	writeFile(t, join(dir, first), []byte("killed run"), 0o600)
+	writeFile(t, join(dir, other), []byte("killed run"), 0o600)
+	writeFile(t, join(dir, ".fastcp-dst2.000000000000"), []byte("another DEST's"), 0o600)
+	r, calls, log = durRunStrace(t, dir, trace, nil, "-v", "src", "dst")
+	wantVerboseSuccess(t, r)
+	if n := getdents(calls); n == 0 {
+		t.Errorf("the first temporary name was taken, but the directory was not listed:\n%s", log)
+	}
+	want := "'src' -> 'dst'\nremoved '" + first + "'\nremoved '" + other + "'\n"
+	if r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+	if got := tempFiles(t, dir); len(got) != 1 || got[0] != ".fastcp-dst2.000000000000" {
+		t.Errorf("temporary files left: %v, want only the other DEST's", got)
+	}
+	assertFileBytes(t, join(dir, "dst"), data)
+
+	// A first name held by a copy in progress (its lock taken) stays.
+	f, err := os.OpenFile(join(dir, first), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	r = fastcp(t, dir, "-v", "src", "dst")
+	wantVerboseSuccess(t, r)
+	if r.stdout != "'src' -> 'dst'\n" {
+		t.Errorf("stdout %q: the copy in progress was judged dead", r.stdout)
+	}
+	if _, err := os.Stat(join(dir, first)); err != nil {
+		t.Errorf("the locked temporary file of a copy in progress: %v", err)
+	}
+}
+
+// wantVerboseSuccess fails the test unless the run exited 0 with nothing on
+// stderr (stdout is the caller's to check).
+func wantVerboseSuccess(t testing.TB, r result) {
+	t.Helper()
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("want exit 0 and no error, got %v", r)
+	}
+}
