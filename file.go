@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -493,7 +494,7 @@ func (a *app) activeSwapFile(fi os.FileInfo) bool {
 // use. /proc/swaps names one per line after a header, with blanks and
 // backslashes in the name escaped as octal (\040).
 func readSwapFiles() map[devIno]bool {
-	b, err := os.ReadFile("/proc/swaps")
+	b, err := readFileRaw("/proc/swaps")
 	if err != nil {
 		return nil
 	}
@@ -513,6 +514,23 @@ func readSwapFiles() map[devIno]bool {
 		m[idOf(fi)] = true
 	}
 	return m
+}
+
+// readFileRaw is os.ReadFile without the runtime poller: os.Open of a
+// /proc file registers it with epoll, and the first such file sets the
+// poller up (epoll_create1, an eventfd, three epoll_ctl) for nothing. A
+// descriptor opened blocking and wrapped with os.NewFile is read directly.
+func readFileRaw(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // unescapeOctal undoes the \NNN escapes of /proc files.
