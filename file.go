@@ -287,7 +287,7 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 		return nil
 	}
 	var fs unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &fs) == nil && pseudoFS[int64(fs.Type)] {
+	if unix.Fstatfs(int(f.Fd()), &fs) == nil && pseudoFS(int64(fs.Type)) {
 		return nil
 	}
 	switch {
@@ -298,12 +298,17 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 	}
 }
 
-// pseudoFS are filesystems whose files report sizes and times that say
-// nothing about their contents.
-var pseudoFS = map[int64]bool{
-	unix.PROC_SUPER_MAGIC: true, unix.SYSFS_MAGIC: true, unix.DEBUGFS_MAGIC: true,
-	unix.TRACEFS_MAGIC: true, unix.CGROUP_SUPER_MAGIC: true, unix.CGROUP2_SUPER_MAGIC: true,
-	unix.SECURITYFS_MAGIC: true, unix.BPF_FS_MAGIC: true, unix.EFIVARFS_MAGIC: true,
+// pseudoFS reports whether the filesystem of magic number fsType has files
+// whose sizes and times say nothing about their contents. (A switch, not a
+// map: nothing to build at every start.)
+func pseudoFS(fsType int64) bool {
+	switch fsType {
+	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC,
+		unix.TRACEFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
+		unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.EFIVARFS_MAGIC:
+		return true
+	}
+	return false
 }
 
 // setAttrs gives the temporary file the attributes the result must have
