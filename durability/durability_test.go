@@ -919,3 +919,78 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 		assertNoTemps(t, dir)
 	})
 }
+
+// By default background flushes run only for a source that cachestat finds
+// in the page cache; an explicit FlushEvery wins either way.
+func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
+	dir := t.TempDir()
+	srcPath := filepath.Join(dir, "src")
+	if err := os.WriteFile(srcPath, randomData(4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(srcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	interval := func(o Options, stat func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error) int64 {
+		t.Helper()
+		defer func(old func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error) { cachestat = old }(cachestat)
+		if stat != nil {
+			cachestat = stat
+		}
+		d, err := Create(filepath.Join(dir, "dst"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Abort()
+		return d.wb.flushEvery
+	}
+	pages := uint64(4<<20) / uint64(os.Getpagesize())
+	cached := func(n uint64) func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error {
+		return func(fd uint, r *unix.CachestatRange, cs *unix.Cachestat_t, _ uint) error {
+			if int(fd) != int(src.Fd()) || r.Off != 0 || r.Len != 4<<20 {
+				t.Errorf("cachestat(%d, %+v), want the source's descriptor %d and its whole length", fd, *r, src.Fd())
+			}
+			cs.Cache = n
+			return nil
+		}
+	}
+	refused := func(err error) func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error {
+		return func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error { return err }
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+		stat func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error
+		want int64
+	}{
+		{"all cached", Options{Sync: SyncData, Source: src}, cached(pages), cachedFlushEvery},
+		{"all but a page cached", Options{Sync: SyncData, Source: src}, cached(pages - 1), cachedFlushEvery},
+		{"half cached", Options{Sync: SyncData, Source: src}, cached(pages / 2), 0},
+		{"nothing cached", Options{Sync: SyncData, Source: src}, cached(0), 0},
+		{"ENOSYS", Options{Sync: SyncData, Source: src}, refused(unix.ENOSYS), 0},
+		{"EPERM", Options{Sync: SyncData, Source: src}, refused(unix.EPERM), 0},
+		{"source unknown", Options{Sync: SyncData}, cached(pages), 0},
+		{"no --sync", Options{Source: src}, cached(pages), 0},
+		{"explicit interval, uncached", Options{Sync: SyncData, Source: src, FlushEvery: 5 << 20}, cached(0), 5 << 20},
+		{"explicitly off, cached", Options{Sync: SyncData, Source: src, FlushEvery: -1}, cached(pages), 0},
+	} {
+		if got := interval(c.o, c.stat); got != c.want {
+			t.Errorf("%s: background flush every %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+	// The real call, where the kernel has it: a file just written is cached,
+	// and no longer after Evict.
+	if err := unix.Cachestat(uint(src.Fd()), &unix.CachestatRange{Len: 4 << 20}, &unix.Cachestat_t{}, 0); err == nil && !onTmpfs(t, dir) {
+		if !sourceCached(int(src.Fd())) {
+			t.Error("a file just written is not reported cached")
+		}
+		if err := Evict(src); err != nil {
+			t.Fatal(err)
+		}
+		if sourceCached(int(src.Fd())) {
+			t.Error("an evicted file is reported cached")
+		}
+	}
+}

@@ -18,6 +18,7 @@ var (
 	closeFile     = (*os.File).Close
 	openFile      = unix.Open     // the read-back of --verify
 	resident      = residentBytes // how much of a file is cached (mincore)
+	cachestat     = unix.Cachestat
 	openDir       = func(path string) (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}

@@ -74,8 +74,8 @@ type Options struct {
 	// Written waits for the oldest; 0 means DefaultWritebackDepth.
 	WritebackDepth int
 	// FlushEvery is how many bytes are started between background
-	// fdatasyncs during the copy (--sync modes and --verify); 0 means
-	// DefaultFlushEvery (none), < 0 none.
+	// fdatasyncs during the copy (--sync modes and --verify); < 0 none; 0
+	// means every 128 MiB when Source is in the page cache, else none.
 	FlushEvery int64
 }
 

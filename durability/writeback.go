@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -67,9 +68,13 @@ import (
 // copy_file_range calls took 0.15-0.21 s during a flush, 0.03 s
 // otherwise): the fastcp binary took 1.6 s for a 1 GiB copy that `cp &&
 // sync` made in 0.9. Their gain with a warm source is 0.05-0.15 s per GiB,
-// their loss with a cold one up to 0.4 s, so they are off by default;
-// Options.FlushEvery turns them on (for a source on another device, which
-// they cannot stall).
+// their loss with a cold one up to 0.4 s, so by default they run only when
+// the source is in the page cache (sourceCached, asked once per file with
+// cachestat(2)): then the copy reads nothing a flush could stall. 1 GiB,
+// warm source, fastcp binaries and `cp && sync` taking turns, medians of
+// 11: without background flushes 0.779 s, with them every 128 MiB 0.726 s,
+// `cp && sync` 0.892 s. Options.FlushEvery sets the interval (or, < 0,
+// turns them off) whatever the source.
 const (
 	DefaultWritebackWindow = 32 << 20
 	DefaultWritebackDepth  = 4
@@ -80,9 +85,32 @@ const (
 	// peaked at +264 MiB of Cached; depth 2 keeps it within 256 MiB.
 	noCacheWritebackDepth = 2
 	// DefaultFlushEvery is how many bytes are started between background
-	// fdatasyncs (--sync modes and --verify): none by default, see above.
+	// fdatasyncs (--sync modes and --verify) when the source is not known
+	// to be cached: none, see above.
 	DefaultFlushEvery = -1
 )
+
+// cachedFlushEvery is the background flush interval for a source that is
+// in the page cache (sourceCached): see above.
+const cachedFlushEvery = 128 << 20
+
+// sourceCached reports whether the regular file fd is all but entirely in
+// the page cache (cachestat(2), Linux 6.5), so that copying it reads
+// nothing from a disk that background flushes could stall. Where the call
+// is refused (older kernels: ENOSYS; a file the caller neither owns nor may
+// write: EPERM) the answer is no.
+func sourceCached(fd int) bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
+		return false
+	}
+	var cs unix.Cachestat_t
+	if err := cachestat(uint(fd), &unix.CachestatRange{Off: 0, Len: uint64(st.Size)}, &cs, 0); err != nil {
+		return false
+	}
+	pages := (st.Size + int64(os.Getpagesize()) - 1) / int64(os.Getpagesize())
+	return int64(cs.Cache) >= pages-pages/64
+}
 
 // span is a byte range of the destination.
 type span struct{ off, n int64 }
@@ -141,6 +169,9 @@ func (w *writeback) init(d *Destination, o Options) {
 		w.flushEvery = o.FlushEvery
 		if w.flushEvery == 0 {
 			w.flushEvery = DefaultFlushEvery
+			if o.Source != nil && sourceCached(int(o.Source.Fd())) {
+				w.flushEvery = cachedFlushEvery
+			}
 		}
 		w.flushEvery = max(w.flushEvery, 0)
 		w.nextFlush = w.flushEvery
