@@ -137,6 +137,47 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 	return nil
 }
 
+// keepDestXattrs gives the temporary file t the extended attributes of the
+// DEST it replaces (at path, as dfi found it), which cp keeps by writing
+// into DEST itself: user.* attributes, security labels, trusted.*, and the
+// access ACL (system.posix_acl_access) unless --preserve=mode gives the
+// file the source's permissions instead, as cp does. security.capability
+// is not kept: writing a file drops it (cp's overwrite loses it too).
+// What the filesystem or the caller's privileges refuse is named in a
+// warning: DEST loses it, and --inplace would have kept it.
+func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string) {
+	names, err := listXattrs(-1, path)
+	if err != nil || len(names) == 0 {
+		return // none, or none readable: nothing to keep
+	}
+	type attr struct {
+		name string
+		val  []byte
+	}
+	var keep []attr
+	for _, n := range names {
+		if n == "security.capability" || n == "system.posix_acl_access" && a.opts.Preserve.Mode {
+			continue
+		}
+		val, err := getXattr(-1, path, n)
+		if err != nil {
+			continue // removed meanwhile, or not readable by us
+		}
+		keep = append(keep, attr{n, val})
+	}
+	// Still the file that was looked at, not one put there meanwhile?
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil || (devIno{st.Dev, st.Ino}) != idOf(dfi) {
+		return
+	}
+	for _, x := range keep {
+		err := ignoringEINTR(func() error { return unix.Fsetxattr(t.fd, x.name, x.val, 0) })
+		if err != nil {
+			a.out.warnf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err))
+		}
+	}
+}
+
 func isUnsupported(err error) bool {
 	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENODATA)
 }

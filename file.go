@@ -332,10 +332,16 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 						quote(name), os.Geteuid(), os.Getegid(), ds.Uid, ds.Gid, errText(err))
 				}
 			}
+			// After the chown, which would drop security.capability, and
+			// before the chmod, which then adjusts an ACL's mask as it
+			// would have on DEST itself.
+			a.keepDestXattrs(t, dest.Path, dfi, name)
 			if err := t.chmod(ds.Mode & 0o7777); err != nil {
 				return attrErrorf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		}
+	} else if !newFile {
+		a.keepDestXattrs(t, dest.Path, dfi, name)
 	}
 	if a.opts.Preserve.Any() {
 		return a.preserve(t, sst, int(srcF.Fd()), "", name)

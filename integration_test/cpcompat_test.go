@@ -10,6 +10,7 @@ package integration_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -538,6 +539,33 @@ func ccStdTree() []ccEntry {
 // ccArgs is a shorthand for a command line.
 func ccArgs(a ...string) []string { return a }
 
+// ccACL is a POSIX access ACL in its xattr form (posix_acl_xattr): version
+// 2, then (tag, permissions, id) for the owner rw-, user 65534 r--, the
+// group r--, the mask r-- and others r--.
+var ccACL = func() string {
+	b := binary.LittleEndian.AppendUint32(nil, 2)
+	for _, e := range []struct {
+		tag, perm uint16
+		id        uint32
+	}{{0x01, 6, 0xffffffff}, {0x02, 4, 65534}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 4, 0xffffffff}} {
+		b = binary.LittleEndian.AppendUint16(b, e.tag)
+		b = binary.LittleEndian.AppendUint16(b, e.perm)
+		b = binary.LittleEndian.AppendUint32(b, e.id)
+	}
+	return string(b)
+}()
+
+// ccDestXattrTree: sources, and DESTs with extended attributes (an empty
+// value among them) and with an ACL.
+func ccDestXattrTree() []ccEntry {
+	return []ccEntry{
+		ccFile("a", "alpha\n", 0o640),
+		ccFile("xa", "xattr\n", 0o644).xattr("user.x", "1").xattr("user.y", "two"),
+		ccFile("XD", "old XD, longer than the new one\n", 0o664).xattr("user.d", "keep").xattr("user.e", ""),
+		ccFile("XA", "old XA\n", 0o644).xattr("system.posix_acl_access", ccACL),
+	}
+}
+
 // ccRunScenario builds the fixture twice under base, runs cp and fastcp
 // (bin) and compares what they did.
 func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
@@ -953,6 +981,34 @@ var ccScenarios = []ccScenario{
 		check: func(t *testing.T, w string) {
 			if got := ccXattrs(t, filepath.Join(w, "x")); got != "" {
 				t.Errorf("x has xattrs %q, want none", got)
+			}
+		}},
+	// An existing DEST keeps its own extended attributes and ACL: cp writes
+	// into it, fastcp gives them to the file it renames over it.
+	{name: "dest-keeps-xattrs", args: ccArgs("a", "XD"), fixture: ccDestXattrTree(), renamed: []string{"."},
+		check: func(t *testing.T, w string) {
+			ccContent(t, w, "XD", "alpha\n")
+			if got := ccXattrs(t, filepath.Join(w, "XD")); got != "user.d=keep;user.e=" {
+				t.Errorf("XD has xattrs %q, want its own: user.d=keep;user.e=", got)
+			}
+		}},
+	{name: "dest-keeps-acl", args: ccArgs("a", "XA"), fixture: ccDestXattrTree(), renamed: []string{"."},
+		check: func(t *testing.T, w string) {
+			if got := ccXattrs(t, filepath.Join(w, "XA")); got != "system.posix_acl_access="+ccACL {
+				t.Errorf("XA has xattrs %q, want its ACL", got)
+			}
+		}},
+	{name: "p-replaces-dest-acl", args: ccArgs("-p", "a", "XA"), fixture: ccDestXattrTree(), renamed: []string{"."},
+		check: func(t *testing.T, w string) {
+			if got := ccXattrs(t, filepath.Join(w, "XA")); got != "" {
+				t.Errorf("XA has xattrs %q, want none: -p gives it the source's permissions", got)
+			}
+			ccPerm(t, w, "XA", 0o640)
+		}},
+	{name: "preserve-xattr-over-dest-xattrs", args: ccArgs("--preserve=xattr", "xa", "XD"), fixture: ccDestXattrTree(), renamed: []string{"."},
+		check: func(t *testing.T, w string) {
+			if got := ccXattrs(t, filepath.Join(w, "XD")); got != "user.d=keep;user.e=;user.x=1;user.y=two" {
+				t.Errorf("XD has xattrs %q, want its own and the source's", got)
 			}
 		}},
 	{name: "r-preserve-all", args: ccArgs("-r", "--preserve=all", "d", "x"),
