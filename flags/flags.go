@@ -6,6 +6,7 @@ package flags
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"fastcp/copier"
@@ -110,7 +111,38 @@ const (
 
 // Parse parses args (without the program name).
 func Parse(args []string) (*Options, error) {
-	o := &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
+	if onlyOperands(args) {
+		// The common `fastcp SRC DST`: no option to look for, so no flag
+		// set to build (pflag's set of 45 options is a fifth of what a
+		// small copy spends before its first system call for the data).
+		o := defaultOptions()
+		o.Operands = slices.Clone(args)
+		if err := o.check(); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	return parseOptions(args)
+}
+
+func defaultOptions() *Options {
+	return &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
+}
+
+// onlyOperands reports whether no argument can be an option: none starts
+// with '-' (a lone "-", an operand, takes the long way too).
+func onlyOperands(args []string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return false
+		}
+	}
+	return true
+}
+
+// parseOptions is Parse with the flag set.
+func parseOptions(args []string) (*Options, error) {
+	o := defaultOptions()
 	if err := rejectShortAsLong(args); err != nil {
 		return nil, err
 	}

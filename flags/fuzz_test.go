@@ -35,6 +35,7 @@ func FuzzParse(f *testing.F) {
 		"--progress\x00--no-progress\x00-q\x00a\x00b", "--debug\x00-v\x00a\x00b", "-x", "--x=", "-rr\x00a\x00b",
 		"--no-clobber=true\x00a\x00b", "--force=false\x00a\x00b", "-t", "--sparse=always\x00a\x00b",
 		"--nocache\x00--sync=full\x00a\x00b", "a\x00-r\x00b", "--update\x00--\x00-r\x00b",
+		"a\x00b\x00c", "a b\x00c", "x", "a\x00", "\x00b", "=a\x00b",
 	} {
 		f.Add(seed)
 	}
@@ -62,6 +63,11 @@ func FuzzParse(f *testing.F) {
 		o2, err2 := Parse(args)
 		if !reflect.DeepEqual(o, o2) || (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Fatalf("Parse(%q) twice: %v, %v and %v, %v", args, o, err, o2, err2)
+		}
+		// The short way for operands alone gives what the flag set gives.
+		o3, err3 := parseOptions(args)
+		if !reflect.DeepEqual(o, o3) || (err == nil) != (err3 == nil) || err != nil && err.Error() != err3.Error() {
+			t.Fatalf("Parse(%q) = %+v, %v; with the flag set: %+v, %v", args, o, err, o3, err3)
 		}
 	})
 }
