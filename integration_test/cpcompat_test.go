@@ -563,8 +563,13 @@ func ccDestXattrTree() []ccEntry {
 		ccFile("xa", "xattr\n", 0o644).xattr("user.x", "1").xattr("user.y", "two"),
 		ccFile("XD", "old XD, longer than the new one\n", 0o664).xattr("user.d", "keep").xattr("user.e", ""),
 		ccFile("XA", "old XA\n", 0o644).xattr("system.posix_acl_access", ccACL),
+		ccFile("XC", "old XC\n", 0o755).xattr("security.capability", ccCapNetRaw),
 	}
 }
+
+// ccCapNetRaw is the security.capability of `setcap cap_net_raw+ep`
+// (vfs_cap_data revision 2, effective; CAP_NET_RAW is bit 13).
+var ccCapNetRaw = string([]byte{1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 
 // ccRunScenario builds the fixture twice under base, runs cp and fastcp
 // (bin) and compares what they did.
@@ -996,6 +1001,12 @@ var ccScenarios = []ccScenario{
 		check: func(t *testing.T, w string) {
 			if got := ccXattrs(t, filepath.Join(w, "XA")); got != "system.posix_acl_access="+ccACL {
 				t.Errorf("XA has xattrs %q, want its ACL", got)
+			}
+		}},
+	{name: "dest-loses-capability", args: ccArgs("a", "XC"), fixture: ccDestXattrTree(), renamed: []string{"."},
+		check: func(t *testing.T, w string) {
+			if got := ccXattrs(t, filepath.Join(w, "XC")); got != "" {
+				t.Errorf("XC has xattrs %q, want none: a write drops file capabilities", got)
 			}
 		}},
 	{name: "p-replaces-dest-acl", args: ccArgs("-p", "a", "XA"), fixture: ccDestXattrTree(), renamed: []string{"."},
