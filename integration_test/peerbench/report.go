@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,9 +64,26 @@ func ratioAtMost(a, b string, limit float64) target {
 				return "", noData
 			}
 			q := quotient(ta.median(), tb.median())
-			return fmt.Sprintf("%.2fx", q), check(q <= limit)
+			return fmt.Sprintf("%.2fx", q) + pairedNote(ta, tb), check(q <= limit)
 		},
 	}
+}
+
+// pairedNote describes the ratios of the two tools' runs round by round
+// (the tools take turns, so the runs of one round saw the same machine):
+// their median and quartiles show how far noise moves the ratio of the
+// medians, which alone decides the verdict.
+func pairedNote(a, b *toolResult) string {
+	n := min(len(a.samples), len(b.samples))
+	if n < 3 {
+		return ""
+	}
+	qs := make([]float64, n)
+	for i := range n {
+		qs[i] = quotient(a.samples[i].wall, b.samples[i].wall)
+	}
+	slices.Sort(qs)
+	return fmt.Sprintf(" (round by round: median %.2fx, quartiles %.2f-%.2fx)", qs[n/2], qs[n/4], qs[(3*n)/4])
 }
 
 // speedupAtLeast: a is at least factor times faster than b (median).
