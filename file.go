@@ -527,21 +527,30 @@ func readSwapFiles() map[devIno]bool {
 	return m
 }
 
-// readFileRaw is os.ReadFile without the runtime poller: os.Open of a
-// /proc file registers it with epoll, and the first such file sets the
-// poller up (epoll_create1, an eventfd, three epoll_ctl) for nothing. A
-// descriptor opened blocking and wrapped with os.NewFile is read directly.
+// readFileRaw is os.ReadFile without the runtime poller (openNoPoller).
 func readFileRaw(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	f, err := openNoPoller(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// openNoPoller opens path read-only (with flags added) by open(2) and wraps
+// the blocking descriptor with os.NewFile, which reads it directly. os.Open
+// would register a directory or a /proc file with the runtime poller, and
+// the first such file of a run sets the poller up (epoll_create1, an
+// eventfd, epoll_ctl) for nothing.
+func openNoPoller(path string, flags int) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	return io.ReadAll(f)
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // unescapeOctal undoes the \NNN escapes of /proc files.

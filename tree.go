@@ -287,18 +287,12 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 	}
 }
 
-// readNames lists a directory's entries in name order. The directory is
-// opened with open(2) and os.NewFile: os.Open would set up the runtime
-// poller (epoll, an eventfd, a thread) on the first directory of the run.
+// readNames lists a directory's entries in name order.
 func readNames(dir string) ([]string, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	}
+	f, err := openNoPoller(dir, unix.O_DIRECTORY)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	sort.Strings(names)
