@@ -191,7 +191,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	defer release()
-	if !dest.InPlace() && dest.File.Name() != durability.FirstTemp(ex.path) {
+	if !dest.InPlace() && dest.TempPath() != durability.FirstTemp(ex.path) {
 		// The first temporary name was taken: by a leftover of an
 		// interrupted copy, or by a copy to the same DEST still running.
 		a.sweepLeftovers(r, ex.path, dst)

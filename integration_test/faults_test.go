@@ -216,11 +216,15 @@ func TestInjectedEIOIsNotHidden(t *testing.T) {
 		args     []string
 		strategy string // what --debug must name
 		fifo     string // "src" or "dst": that side is a FIFO, traced alone (-P)
-		sparse   bool
-		parts    []string
+		// srcOnly traces the source's calls alone (-P): the Go runtime
+		// reads its cgroup's CPU quota with pread64 too, on any thread,
+		// and one of those must not be the call that fails.
+		srcOnly bool
+		sparse  bool
+		parts   []string
 	}{
 		{name: "pread64", inject: []string{"ioctl,copy_file_range,sendfile,splice:error=EINVAL", "pread64:error=EIO:when=3"},
-			args: []string{"--buffer-size=64K"}, strategy: "rw", parts: []string{"error reading 'src': Input/output error"}},
+			args: []string{"--buffer-size=64K"}, strategy: "rw", parts: []string{"error reading 'src': Input/output error"}, srcOnly: true},
 		{name: "pwrite64", inject: []string{"ioctl,copy_file_range,sendfile,splice:error=EINVAL", "pwrite64:error=EIO:when=3"},
 			args: []string{"--buffer-size=64K"}, strategy: "rw", parts: []string{"error writing 'dst': Input/output error"}},
 		{name: "copy_file_range", inject: []string{"copy_file_range:error=EIO:when=2"}, sparse: true,
@@ -261,10 +265,7 @@ func TestInjectedEIOIsNotHidden(t *testing.T) {
 				}
 				writeFile(t, dst, old, 0o644)
 				straceArgs = []string{"-e", "trace=ioctl,copy_file_range,sendfile,splice,pread64,pwrite64,read,write"}
-				if c.name == "pread64" {
-					// The source's reads alone: the Go runtime reads its
-					// cgroup's CPU quota with pread64 too, on any thread,
-					// and one of those must not be the call that fails.
+				if c.srcOnly {
 					straceArgs = append(straceArgs, "-P", src)
 				}
 			}
