@@ -42,7 +42,7 @@ lint:
 # Unit tests with the race detector, then the integration tests against the
 # built binary (root-only cases run as root; under CI=true they must not skip).
 test: lint
-	CGO_ENABLED=1 $(GO) test -race -count=1 . ./copier/ ./flags/ ./durability/ ./benchmark/
+	CGO_ENABLED=1 $(GO) test -race -count=1 . ./cp/ ./output/ ./copier/ ./flags/ ./durability/ ./benchmark/
 	$(GO) test -count=1 -timeout 20m ./integration_test/
 
 # fastcp against cp, dd and io.Copy (peerbench), then the durability modes

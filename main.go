@@ -1,7 +1,24 @@
 // Command fastcp copies large files fast and safely: see ../man/fastcp.1.
+// main turns argv into an exit status: it parses the options, handles
+// signals and hands the copy to package cp (or the benchmark).
 package main
 
-import "os"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	"fastcp/benchmark"
+	"fastcp/cp"
+	"fastcp/durability"
+	"fastcp/flags"
+	"fastcp/output"
+)
 
 // version is stamped by the Makefile (-ldflags -X main.version=...); when
 // empty, the module's build information is used.
@@ -9,4 +26,98 @@ var version = ""
 
 func main() {
 	os.Exit(run(os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is fastcp: it returns the exit status.
+func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out := output.New(filepath.Base(argv0), stdout, stderr)
+	opts, err := flags.Parse(args)
+	if err != nil {
+		var ue *flags.UsageError
+		if !errors.As(err, &ue) {
+			ue = &flags.UsageError{Msg: err.Error()}
+		}
+		out.Usage(ue.Msg, ue.Hint)
+		return 2
+	}
+	if opts.Help {
+		io.WriteString(stdout, flags.Help(out.Prog()))
+		return 0
+	}
+	if opts.Version {
+		fmt.Fprintf(stdout, "fastcp %s\n", versionString())
+		return 0
+	}
+	out.SetQuiet(opts.Quiet)
+	stop := handleSignals(out)
+	defer stop()
+
+	if opts.Benchmark {
+		dir := "."
+		if len(opts.Operands) > 0 {
+			dir = opts.Operands[0]
+		}
+		return benchmark.Run(benchmark.Config{
+			Dir:   dir,
+			From:  opts.BenchFrom,
+			Size:  opts.BenchSize,
+			Runs:  opts.BenchRuns,
+			JSON:  opts.JSON,
+			Quiet: opts.Quiet,
+		}, stdout, stderr, out.Prog())
+	}
+
+	failed := cp.Run(opts, out, stdin)
+	if err := out.WriteErr(); err != nil {
+		out.Errorf("write error: %s", output.ErrText(err))
+		return 1
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// handleSignals makes SIGINT, SIGTERM and SIGHUP remove the temporary files
+// in progress before the process exits with 128+signal (130, 143, 129):
+// without signal.Notify, Go would die without running any cleanup. A signal
+// the caller ignores stays ignored, as it would for cp: nohup sets SIGHUP
+// so, and a shell sets SIGINT so for a background job.
+func handleSignals(out *output.Output) (stop func()) {
+	c := make(chan os.Signal, 1)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
+	// A closed stdout (-v into `head`) must be an error, not a silent death.
+	signal.Ignore(syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-c:
+			durability.RemoveTempsForExit()
+			out.Freeze()
+			os.Exit(128 + int(s.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	// stop ends the goroutine but leaves the handlers in place: undoing
+	// signal.Notify costs a round trip per signal to the runtime's
+	// signal-mask thread (about 0.5 ms of a 12 ms small copy), and the
+	// process exits right after. A signal that comes in between finds the
+	// channel full or unread and is dropped: the copies are finished.
+	return func() {
+		close(done)
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"fastcp/copier"
-	"fastcp/flags"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -179,10 +179,10 @@ func formatSize(n int64) string {
 }
 
 // quote quotes a file name in messages as cp does.
-var quote = flags.Quote
+var quote = output.Quote
 
 // errText is the C library's text for err's errno, or err's own text.
-var errText = copier.ErrText
+var errText = output.ErrText
 
 // errnoName is the symbolic name of err's errno ("EOPNOTSUPP"), or "".
 func errnoName(err error) string {

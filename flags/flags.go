@@ -5,6 +5,7 @@ package flags
 
 import (
 	"errors"
+	"fastcp/output"
 	"fmt"
 	"slices"
 	"strings"
@@ -237,7 +238,7 @@ func (o *Options) check() error {
 	}
 	if o.Benchmark {
 		if len(o.Operands) > 1 {
-			return usagef("extra operand %s", Quote(o.Operands[1]))
+			return usagef("extra operand %s", output.Quote(o.Operands[1]))
 		}
 		return nil
 	}
@@ -252,9 +253,9 @@ func (o *Options) check() error {
 	case n == 0:
 		return usagef("missing file operand")
 	case n == 1 && o.TargetDir == "":
-		return usagef("missing destination file operand after %s", Quote(o.Operands[0]))
+		return usagef("missing destination file operand after %s", output.Quote(o.Operands[0]))
 	case n > 2 && o.NoTargetDir:
-		return usagef("extra operand %s", Quote(o.Operands[2]))
+		return usagef("extra operand %s", output.Quote(o.Operands[2]))
 	}
 	return nil
 }
@@ -281,9 +282,9 @@ func translate(err error) error {
 		if errors.As(ie.Unwrap(), &ue) {
 			return ue
 		}
-		return usagef("invalid argument %s for '--%s'", Quote(ie.GetValue()), ie.GetFlag().Name)
+		return usagef("invalid argument %s for '--%s'", output.Quote(ie.GetValue()), ie.GetFlag().Name)
 	case errors.As(err, &se):
-		return usagef("bad option syntax %s", Quote(se.GetSpecifiedFlag()))
+		return usagef("bad option syntax %s", output.Quote(se.GetSpecifiedFlag()))
 	}
 	msg := err.Error()
 	// pflag reports "--flag=value" given to a boolean flag this way.

@@ -1,6 +1,7 @@
 package flags
 
 import (
+	"fastcp/output"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,7 +36,7 @@ func (e *enumValue[T]) Set(s string) error {
 		}
 	}
 	return &UsageError{
-		Msg:  fmt.Sprintf("invalid argument %s for '--%s'", Quote(s), e.flag),
+		Msg:  fmt.Sprintf("invalid argument %s for '--%s'", output.Quote(s), e.flag),
 		Hint: validList(e.names),
 	}
 }
@@ -70,7 +71,7 @@ func (v *sizeValue[T]) Set(s string) error {
 	}
 	if err != nil {
 		return &UsageError{
-			Msg:  fmt.Sprintf("invalid --%s argument %s: %v", v.flag, Quote(s), err),
+			Msg:  fmt.Sprintf("invalid --%s argument %s: %v", v.flag, output.Quote(s), err),
 			Hint: "SIZE is a number of bytes with an optional K, M or G suffix (powers of 1024), e.g. 1M.",
 		}
 	}
@@ -140,7 +141,7 @@ func (v *intValue) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < v.min || n > v.max {
 		return &UsageError{
-			Msg:  fmt.Sprintf("invalid --%s argument %s", v.flag, Quote(s)),
+			Msg:  fmt.Sprintf("invalid --%s argument %s", v.flag, output.Quote(s)),
 			Hint: fmt.Sprintf("N is a whole number from %d to %d.", v.min, v.max),
 		}
 	}
@@ -179,7 +180,7 @@ func (v *preserveValue) Set(s string) error {
 			v.o.HardLinks = true
 		default:
 			return &UsageError{
-				Msg:  fmt.Sprintf("invalid argument %s for '--preserve'", Quote(w)),
+				Msg:  fmt.Sprintf("invalid argument %s for '--preserve'", output.Quote(w)),
 				Hint: validList(PreserveWords),
 			}
 		}

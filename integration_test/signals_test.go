@@ -374,3 +374,98 @@ func TestClosedStdout(t *testing.T) {
 		}
 	})
 }
+
+// sigSet reads a signal mask line (SigIgn, SigCgt) of /proc/PID/status.
+func sigSet(t testing.TB, pid int, field string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines(string(b)) {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+func sigBit(s syscall.Signal) uint64 { return 1 << (uint(s) - 1) }
+
+// TestIgnoredSignalsStayIgnored runs fastcp as `nohup fastcp ... &` does
+// from a script: SIGHUP ignored by nohup, SIGINT by the shell for a
+// background job. fastcp must leave both ignored (SigIgn in
+// /proc/PID/status), so the SIGHUP of a closing terminal and a Ctrl-C
+// meant for the foreground do not end the copy, while SIGTERM still
+// removes the temporary file. The source is a FIFO held open, so the
+// signals come while the copy is under way.
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := join(dir, "src")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", `nohup "$0" "$@" & wait $!`, setup.Bin, "src", "dst")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, rest := randomBytes(10000, "nohup-1"), randomBytes(20000, "nohup-2")
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once fastcp opened it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("the shell's children: %q", b)
+	}
+	if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe != setup.Bin {
+		t.Fatalf("the shell's child is %s, not fastcp", exe)
+	}
+	ign, cgt := sigSet(t, pid, "SigIgn"), sigSet(t, pid, "SigCgt")
+	for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if ign&sigBit(s) == 0 {
+			t.Errorf("%v is no longer ignored (SigIgn %016x)", s, ign)
+		}
+	}
+	if cgt&sigBit(syscall.SIGTERM) == 0 {
+		t.Errorf("SIGTERM is not caught (SigCgt %016x)", cgt)
+	}
+	for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if err := syscall.Kill(pid, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Write(rest); err != nil {
+		t.Fatalf("writing the rest of the source after SIGHUP and SIGINT: %v", err)
+	}
+	w.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("fastcp under nohup in the background: %v; stderr %q", err, stderr.String())
+	}
+	if stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+	assertFileBytes(t, join(dir, "dst"), append(first, rest...))
+	assertNoTemps(t, dir)
+}

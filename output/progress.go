@@ -1,4 +1,4 @@
-package main
+package output
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"fastcp/flags"
+	"fastcp/copier"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
@@ -25,7 +25,8 @@ const (
 	plainLineEvery = time.Second
 )
 
-type progress struct {
+// Progress is the bar of a run; it counts the bytes the copier reports.
+type Progress struct {
 	done  atomic.Int64 // bytes of the sources accounted for
 	total int64        // -1 when a source has no known size (FIFO, device)
 	what  atomic.Pointer[string]
@@ -36,18 +37,21 @@ type progress struct {
 	shown string                   // the description the bar has
 	start time.Time
 
+	out  *Output
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
 
+var _ copier.Counter = (*Progress)(nil)
+
 // Add is the copier's counter.
-func (p *progress) Add(n int64) { p.done.Add(n) }
+func (p *Progress) Add(n int64) { p.done.Add(n) }
 
-// describe says what is being done now ("copying 'x'", "flushing 'x'").
-func (p *progress) describe(s string) { p.what.Store(&s) }
+// Describe says what is being done now ("copying 'x'", "flushing 'x'").
+func (p *Progress) Describe(s string) { p.what.Store(&s) }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -56,21 +60,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// startProgress starts the bar if the options and stderr call for one.
-func (a *app) startProgress(stderr io.Writer) {
-	o := a.opts
-	tty := isTerminal(stderr)
-	switch {
-	case o.Progress == flags.ProgressOff:
-		return
-	case o.Progress == flags.ProgressAuto && !tty:
-		return
-	}
-	p := &progress{w: stderr, prog: a.out.prog, total: a.totalBytes(), start: time.Now(), stop: make(chan struct{})}
-	p.describe("")
-	if tty {
+// StartProgress starts the bar on stderr: a bar on a terminal, a plain
+// line a second otherwise. total is the bytes the run will copy, -1 when a
+// source's size cannot be known. Finish stops it.
+func (o *Output) StartProgress(total int64) *Progress {
+	p := &Progress{w: o.stderr, prog: o.prog, total: total, start: time.Now(), stop: make(chan struct{})}
+	p.Describe("")
+	if IsTerminal(o.stderr) {
 		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetWriter(o.stderr),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionShowCount(), // bytes so far, also when the total is unknown
 			progressbar.OptionUseIECUnits(true),
@@ -80,13 +78,16 @@ func (a *app) startProgress(stderr io.Writer) {
 			progressbar.OptionSetRenderBlankState(true),
 		)
 	}
-	a.progress = p
-	a.out.clearLine = p.clear
+	o.mu.Lock()
+	o.clearLine = p.clear
+	o.mu.Unlock()
+	p.out = o
 	p.wg.Add(1)
-	go p.loop(a.out)
+	go p.loop(o)
+	return p
 }
 
-func (p *progress) loop(out *output) {
+func (p *Progress) loop(out *Output) {
 	defer p.wg.Done()
 	every := redrawEvery
 	if p.bar == nil {
@@ -107,7 +108,7 @@ func (p *progress) loop(out *output) {
 }
 
 // draw renders the current state; the caller holds the output lock.
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	done, what := p.done.Load(), *p.what.Load()
 	if p.bar != nil {
 		if what != p.shown {
@@ -119,14 +120,14 @@ func (p *progress) draw() {
 	}
 	elapsed := time.Since(p.start).Seconds()
 	rate := float64(done) / max(elapsed, 1e-9)
-	line := fmt.Sprintf("progress: %s", size(done))
+	line := fmt.Sprintf("progress: %s", Size(done))
 	if p.total >= 0 {
-		line += fmt.Sprintf(" of %s (%d%%)", size(p.total), percent(done, p.total))
+		line += fmt.Sprintf(" of %s (%d%%)", Size(p.total), percent(done, p.total))
 		if rate > 0 && done < p.total {
-			line += fmt.Sprintf(", %s/s, %s left", size(int64(rate)), time.Duration(float64(p.total-done)/rate*float64(time.Second)).Round(time.Second))
+			line += fmt.Sprintf(", %s/s, %s left", Size(int64(rate)), time.Duration(float64(p.total-done)/rate*float64(time.Second)).Round(time.Second))
 		}
 	} else {
-		line += fmt.Sprintf(", %s/s", size(int64(rate)))
+		line += fmt.Sprintf(", %s/s", Size(int64(rate)))
 	}
 	if what != "" {
 		line += ", " + what
@@ -136,14 +137,15 @@ func (p *progress) draw() {
 
 // clear removes the bar from the terminal line; the caller holds the
 // output lock. The next tick draws it again.
-func (p *progress) clear() {
+func (p *Progress) clear() {
 	if p.bar != nil {
 		p.bar.Clear()
 	}
 }
 
-// finish stops the ticker and clears the bar.
-func (p *progress) finish(out *output) {
+// Finish stops the ticker and clears the bar.
+func (p *Progress) Finish() {
+	out := p.out
 	close(p.stop)
 	p.wg.Wait()
 	out.mu.Lock()
@@ -161,8 +163,8 @@ func percent(done, total int64) int64 {
 	return min(100, done*100/total)
 }
 
-// size prints a byte count with IEC units.
-func size(n int64) string {
+// Size prints a byte count with IEC units.
+func Size(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -185,34 +187,5 @@ func shorten(s string, n int) string {
 	return "…" + string(r[len(r)-n+1:])
 }
 
-// totalBytes adds up the sizes of everything the run will copy, walking
-// the trees as the copy will; -1 when a source's size cannot be known.
-func (a *app) totalBytes() int64 {
-	var total int64
-	var walk func(path string, top bool)
-	walk = func(path string, top bool) {
-		fi, err := a.statSource(path, top)
-		if err != nil || total < 0 {
-			return
-		}
-		switch {
-		case fi.IsDir() && a.opts.Recursive:
-			names, _ := readNames(path)
-			for _, n := range names {
-				walk(joinPath(path, n), false)
-			}
-		case fi.Mode().IsRegular():
-			total += fi.Size()
-		case fi.Mode()&(os.ModeNamedPipe|os.ModeDevice|os.ModeCharDevice) != 0 && !a.opts.Recursive:
-			total = -1
-		}
-	}
-	ops := a.opts.Operands
-	if a.opts.TargetDir == "" && len(ops) > 0 {
-		ops = ops[:len(ops)-1]
-	}
-	for _, op := range ops {
-		walk(op, true)
-	}
-	return total
-}
+// StderrIsTerminal reports whether stderr is a terminal.
+func (o *Output) StderrIsTerminal() bool { return IsTerminal(o.stderr) }

@@ -1,4 +1,4 @@
-package main
+package cp
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -121,7 +122,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	// As cp: the -v line comes before the source is opened, so a file
 	// that then fails is named twice, by -v and by the error.
 	if o.Verbose || o.Debug {
-		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+		r.out(output.Copying(src, dst))
 	}
 	srcF, err := openSource(src)
 	if err != nil {
@@ -199,7 +200,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	var counter copier.Counter
 	if a.progress != nil {
 		counter = a.progress
-		a.progress.describe("copying " + quote(dst))
+		a.progress.Describe("copying " + quote(dst))
 	}
 	res, err := copyData(dest.File, srcF, copier.Options{
 		Progress:   counter,
@@ -214,7 +215,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
 	})
 	if o.Debug {
-		for _, l := range debugLines(&res) {
+		for _, l := range output.DebugLines(&res) {
 			r.out(l)
 		}
 	}
@@ -227,14 +228,14 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if err == nil {
 		if a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
 			// Honest: the bytes are copied, the flush is what takes time now.
-			a.progress.describe("flushing " + quote(dst))
+			a.progress.Describe("flushing " + quote(dst))
 		}
 		err = dest.Commit(srcF)
 	} else {
 		dest.Abort()
 	}
 	if err != nil {
-		r.fail(copyErrorMessage(src, dst, err, o))
+		r.fail(output.CopyError(src, dst, err, o.Reflink == copier.ReflinkAlways))
 		if dest.InPlace() && !special {
 			r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
 		}
@@ -244,7 +245,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 }
 
 // createDest opens the destination, and locks a temporary file as being
-// written (see leftovers.go) until release is called, after Commit or
+// written (see leftovers.go in this package) until release is called, after Commit or
 // Abort. A temporary file that another run removed before the lock was
 // taken is given up for a new one.
 func createDest(path string, o durability.Options) (dest *durability.Destination, release func(), err error) {
@@ -264,11 +265,6 @@ func createDest(path string, o durability.Options) (dest *durability.Destination
 	}
 	return nil, nil, unix.ENOENT
 }
-
-// changedError is a source that changed while it was copied.
-type changedError struct{ what string }
-
-func (e *changedError) Error() string { return e.what }
 
 // sourceChanged checks that the source still is what was copied: the same
 // size as the bytes read and the same modification time as before. A file
@@ -292,9 +288,9 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 	}
 	switch {
 	case after.Size != before.Size || copied != before.Size:
-		return &changedError{fmt.Sprintf("changed size while being copied (%d bytes before, %d copied, %d now)", before.Size, copied, after.Size)}
+		return &output.SourceChanged{What: fmt.Sprintf("changed size while being copied (%d bytes before, %d copied, %d now)", before.Size, copied, after.Size)}
 	default:
-		return &changedError{"was modified while being copied"}
+		return &output.SourceChanged{What: "was modified while being copied"}
 	}
 }
 
@@ -321,14 +317,14 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 	if !a.opts.Preserve.Mode {
 		if newFile {
 			if err := t.chmod(sst.Mode & 0o777 &^ a.umask); err != nil {
-				return attrErrorf("setting permissions for %s: %s", quote(name), errText(err))
+				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {
 			ds := rawStat(dfi)
 			if !a.opts.Preserve.Ownership && (ds.Uid != uint32(os.Geteuid()) || ds.Gid != uint32(os.Getegid())) {
 				// Before the chmod: chown clears set-user-ID bits.
 				if err := t.chown(int(ds.Uid), int(ds.Gid)); err != nil {
-					a.out.warnf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
+					a.out.Warnf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
 						quote(name), os.Geteuid(), os.Getegid(), ds.Uid, ds.Gid, errText(err))
 				}
 			}
@@ -337,7 +333,7 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 			// would have on DEST itself.
 			a.keepDestXattrs(t, dest.Path, dfi, name)
 			if err := t.chmod(ds.Mode & 0o7777); err != nil {
-				return attrErrorf("setting permissions for %s: %s", quote(name), errText(err))
+				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		}
 	} else if !newFile {
@@ -361,7 +357,7 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 		return
 	}
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+		r.out(output.Copying(src, dst))
 	}
 	err = durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
 		if err := os.Symlink(link, tmp); err != nil {
@@ -373,7 +369,7 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 		return nil
 	})
 	if err != nil {
-		r.fail(entryError("cannot create symbolic link", dst, err))
+		r.fail(output.EntryError("cannot create symbolic link", dst, err))
 		return
 	}
 	a.madeEntry(dst)
@@ -386,7 +382,7 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 	}
 	st := rawStat(sfi)
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+		r.out(output.Copying(src, dst))
 	}
 	err := durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
 		// mknod applies the umask, as creating a file does.
@@ -403,7 +399,7 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 		if sfi.Mode()&os.ModeDevice != 0 {
 			kind = "special file"
 		}
-		r.fail(entryError("cannot create "+kind, dst, err))
+		r.fail(output.EntryError("cannot create "+kind, dst, err))
 		return
 	}
 	a.madeEntry(dst)
@@ -420,22 +416,14 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 		return
 	}
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+		r.out(output.Copying(src, dst))
 	}
 	err = durability.Replace(dst, func(tmp string) error { return os.Link(first, tmp) })
 	if err != nil {
-		r.fail(entryError("cannot create hard link", dst, err))
+		r.fail(output.EntryError("cannot create hard link", dst, err))
 		return
 	}
 	a.madeEntry(dst)
-}
-
-func entryError(what, dst string, err error) string {
-	var ae *attrError
-	if errors.As(err, &ae) {
-		return ae.msg
-	}
-	return fmt.Sprintf("%s %s: %s", what, quote(dst), errText(err))
 }
 
 // unverifiable explains why --verify cannot check a file of fi's type, or
@@ -584,9 +572,7 @@ func ignoringEINTR(f func() error) error {
 
 // confirm asks on stderr and reads the answer from stdin (-i).
 func (a *app) confirm(question string) bool {
-	a.out.mu.Lock()
-	fmt.Fprintf(a.out.stderr, "%s: %s", a.out.prog, question)
-	a.out.mu.Unlock()
+	a.out.Prompt(question)
 	line, _ := a.stdin.ReadString('\n')
 	line = strings.TrimSpace(line)
 	return strings.HasPrefix(line, "y") || strings.HasPrefix(line, "Y")

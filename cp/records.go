@@ -1,6 +1,10 @@
-package main
+package cp
 
-import "sync"
+import (
+	"sync"
+
+	"fastcp/output"
+)
 
 // A record collects the output of one entry (a file, a directory, a link):
 // its -v and --debug lines and its errors, in order. Records are printed in
@@ -40,7 +44,7 @@ func (r *record) warn(msg string) { r.lines = append(r.lines, outLine{lineWarn, 
 
 type sequencer struct {
 	mu      sync.Mutex
-	out     *output
+	out     *output.Output
 	pending []*record
 	failed  bool
 }
@@ -67,11 +71,11 @@ func (s *sequencer) close(r *record) {
 		for _, l := range p.lines {
 			switch l.kind {
 			case lineOut:
-				s.out.println(l.text)
+				s.out.Println(l.text)
 			case lineErr:
-				s.out.errorf("%s", l.text)
+				s.out.Errorf("%s", l.text)
 			case lineWarn:
-				s.out.warnf("%s", l.text)
+				s.out.Warnf("%s", l.text)
 			}
 		}
 		if p.failed {

@@ -1,4 +1,4 @@
-package main
+package cp
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -259,7 +260,7 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 		created = true
 		a.leftovers.created(dst)
 		if a.opts.Verbose || a.opts.Debug {
-			r.out(fmt.Sprintf("%s -> %s", quote(src), quote(dst)))
+			r.out(output.Copying(src, dst))
 		}
 	case err != nil:
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
@@ -312,7 +313,7 @@ func (a *app) finishDirs() {
 		}
 		if err == nil && d.created && !a.opts.Preserve.Mode {
 			if e := t.chmod(st.Mode & 0o777 &^ a.umask); e != nil {
-				err = attrErrorf("setting permissions for %s: %s", quote(d.dst), errText(e))
+				err = output.Wordedf("setting permissions for %s: %s", quote(d.dst), errText(e))
 			}
 		}
 		if err != nil {
@@ -401,4 +402,36 @@ func (a *app) finish() {
 	}
 	a.finishDirs()
 	a.syncDirs()
+}
+
+// totalBytes adds up the sizes of everything the run will copy, walking
+// the trees as the copy will; -1 when a source's size cannot be known.
+func (a *app) totalBytes() int64 {
+	var total int64
+	var walk func(path string, top bool)
+	walk = func(path string, top bool) {
+		fi, err := a.statSource(path, top)
+		if err != nil || total < 0 {
+			return
+		}
+		switch {
+		case fi.IsDir() && a.opts.Recursive:
+			names, _ := readNames(path)
+			for _, n := range names {
+				walk(joinPath(path, n), false)
+			}
+		case fi.Mode().IsRegular():
+			total += fi.Size()
+		case fi.Mode()&(os.ModeNamedPipe|os.ModeDevice|os.ModeCharDevice) != 0 && !a.opts.Recursive:
+			total = -1
+		}
+	}
+	ops := a.opts.Operands
+	if a.opts.TargetDir == "" && len(ops) > 0 {
+		ops = ops[:len(ops)-1]
+	}
+	for _, op := range ops {
+		walk(op, true)
+	}
+	return total
 }

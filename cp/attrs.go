@@ -1,12 +1,13 @@
-package main
+package cp
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,13 +17,6 @@ import (
 // the wrong mode, owner or times; for directories after their contents are
 // copied (writing entries changes a directory's mtime); for symbolic links
 // and special files on the new entry before it is renamed into place.
-
-// attrError is a failure to give DEST its attributes, worded in full.
-type attrError struct{ msg string }
-
-func (e *attrError) Error() string { return e.msg }
-
-func attrErrorf(format string, a ...any) error { return &attrError{fmt.Sprintf(format, a...)} }
 
 // target is where attributes go: an open file, or a path (not followed).
 type target struct {
@@ -48,12 +42,12 @@ func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name st
 			err = nil
 		}
 		if err != nil {
-			return attrErrorf("failed to preserve ownership for %s: %s", quote(name), errText(err))
+			return output.Wordedf("failed to preserve ownership for %s: %s", quote(name), errText(err))
 		}
 	}
 	if p.Mode && !t.link {
 		if err := t.chmod(mode); err != nil {
-			return attrErrorf("preserving permissions for %s: %s", quote(name), errText(err))
+			return output.Wordedf("preserving permissions for %s: %s", quote(name), errText(err))
 		}
 	}
 	if p.Xattr {
@@ -64,7 +58,7 @@ func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name st
 	if p.Timestamps {
 		ts := [2]unix.Timespec{{Sec: st.Atim.Sec, Nsec: st.Atim.Nsec}, {Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec}}
 		if err := t.utimes(&ts); err != nil {
-			return attrErrorf("preserving times for %s: %s", quote(name), errText(err))
+			return output.Wordedf("preserving times for %s: %s", quote(name), errText(err))
 		}
 	}
 	return nil
@@ -114,12 +108,12 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		if isUnsupported(err) {
 			return nil
 		}
-		return attrErrorf("listing attributes of %s: %s", quote(srcPath), errText(err))
+		return output.Wordedf("listing attributes of %s: %s", quote(srcPath), errText(err))
 	}
 	for _, n := range names {
 		val, err := getXattr(srcFd, srcPath, n)
 		if err != nil {
-			return attrErrorf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
+			return output.Wordedf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
 		}
 		err = ignoringEINTR(func() error {
 			if t.fd >= 0 {
@@ -131,7 +125,7 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 			continue
 		}
 		if err != nil {
-			return attrErrorf("setting attribute %s for %s: %s", quote(n), quote(name), errText(err))
+			return output.Wordedf("setting attribute %s for %s: %s", quote(n), quote(name), errText(err))
 		}
 	}
 	return nil
@@ -173,7 +167,7 @@ func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string
 	for _, x := range keep {
 		err := ignoringEINTR(func() error { return unix.Fsetxattr(t.fd, x.name, x.val, 0) })
 		if err != nil {
-			a.out.warnf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err))
+			a.out.Warnf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err))
 		}
 	}
 }

@@ -1,0 +1,209 @@
+// Package output is all of fastcp's terminal text: messages prefixed with
+// the name the program was run as, file names in cp's quoting, the system's
+// error text worded as cp words it, the -v and --debug lines, the progress
+// bar and its one size formatter.
+package output
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"fastcp/copier"
+	"fastcp/durability"
+)
+
+// Output is the terminal of one run: stdout for -v and --debug lines,
+// stderr for errors, warnings, prompts and the progress bar.
+type Output struct {
+	mu     sync.Mutex
+	prog   string
+	stdout io.Writer
+	stderr io.Writer
+	quiet  bool
+	outErr error // first error writing stdout (EPIPE with -v into a closed pipe)
+	// clearLine, when set, removes the progress bar from the terminal
+	// before a line is printed; called with mu held.
+	clearLine func()
+}
+
+// New is the output of a run as prog (the base name of argv[0]).
+func New(prog string, stdout, stderr io.Writer) *Output {
+	return &Output{prog: prog, stdout: stdout, stderr: stderr}
+}
+
+// Prog is the name messages are prefixed with.
+func (o *Output) Prog() string { return o.prog }
+
+// SetQuiet makes warnings silent (-q).
+func (o *Output) SetQuiet(q bool) { o.quiet = q }
+
+// WriteErr is the first error writing stdout, if any.
+func (o *Output) WriteErr() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.outErr
+}
+
+// Println writes one line to stdout.
+func (o *Output) Println(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.outErr != nil {
+		return
+	}
+	if o.clearLine != nil {
+		o.clearLine()
+	}
+	if _, err := io.WriteString(o.stdout, line+"\n"); err != nil {
+		o.outErr = err
+	}
+}
+
+// Errorf prints "PROG: MESSAGE" to stderr.
+func (o *Output) Errorf(format string, a ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.clearLine != nil {
+		o.clearLine()
+	}
+	fmt.Fprintf(o.stderr, "%s: %s\n", o.prog, fmt.Sprintf(format, a...))
+}
+
+// Warnf is Errorf for warnings, which -q silences.
+func (o *Output) Warnf(format string, a ...any) {
+	if o.quiet {
+		return
+	}
+	o.Errorf("warning: "+format, a...)
+}
+
+// Prompt asks "PROG: QUESTION" on stderr, without a newline (-i).
+func (o *Output) Prompt(question string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.clearLine != nil {
+		o.clearLine()
+	}
+	fmt.Fprintf(o.stderr, "%s: %s", o.prog, question)
+}
+
+// Usage prints a usage error, its hint and the pointer to --help.
+func (o *Output) Usage(msg, hint string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(o.stderr, "%s: %s\n", o.prog, msg)
+	if hint != "" {
+		fmt.Fprintln(o.stderr, hint)
+	}
+	fmt.Fprintf(o.stderr, "Try '%s --help' for more information.\n", o.prog)
+}
+
+// Freeze clears the progress bar and takes the output for good: nothing
+// is printed after it. The signal handler calls it before the process
+// exits, so no line is cut in half.
+func (o *Output) Freeze() {
+	o.mu.Lock()
+	if o.clearLine != nil {
+		o.clearLine()
+	}
+}
+
+// ErrText is the C library's text for err's errno, or err's own text.
+var ErrText = copier.ErrText
+
+// Worded is an error whose text is a complete message.
+type Worded struct{ Msg string }
+
+func (e *Worded) Error() string { return e.Msg }
+
+// Wordedf is a Worded error.
+func Wordedf(format string, a ...any) error { return &Worded{fmt.Sprintf(format, a...)} }
+
+// SourceChanged is a source that changed while it was copied; What says how.
+type SourceChanged struct{ What string }
+
+func (e *SourceChanged) Error() string { return e.What }
+
+// CopyError words a failed copy of src to dst as cp does. reflinkAlways is
+// --reflink=always, whose refusal cp words as a failed clone.
+func CopyError(src, dst string, err error, reflinkAlways bool) string {
+	// A durability step named first: a writeback error can also arrive
+	// inside a copier error, when it ended the copy.
+	var de *durability.Error
+	if errors.As(err, &de) {
+		switch de.Op {
+		case "rename":
+			return fmt.Sprintf("cannot replace %s: %s", Quote(dst), ErrText(de.Err))
+		case "close":
+			return fmt.Sprintf("failed to close %s: %s", Quote(dst), ErrText(de.Err))
+		}
+		return fmt.Sprintf("%s failed for %s: %s", de.Op, Quote(dst), ErrText(de.Err))
+	}
+	var ce *copier.Error
+	if errors.As(err, &ce) {
+		if ce.Refused {
+			if ce.Strategy == copier.Reflink && reflinkAlways {
+				return fmt.Sprintf("failed to clone %s from %s: %s", Quote(dst), Quote(src), ErrText(ce.Err))
+			}
+			return fmt.Sprintf("cannot copy %s to %s with --strategy=%s: %s", Quote(src), Quote(dst), ce.Strategy, copier.ErrnoText(ce.Err))
+		}
+		switch ce.Side {
+		case copier.SideRead:
+			return fmt.Sprintf("error reading %s: %s", Quote(src), ErrText(ce.Err))
+		case copier.SideWrite:
+			return fmt.Sprintf("error writing %s: %s", Quote(dst), ErrText(ce.Err))
+		}
+		return fmt.Sprintf("error copying %s to %s: %s", Quote(src), Quote(dst), ErrText(ce.Err))
+	}
+	if we := (*Worded)(nil); errors.As(err, &we) {
+		return we.Msg
+	}
+	if sc := (*SourceChanged)(nil); errors.As(err, &sc) {
+		return fmt.Sprintf("%s %s; %s was not replaced", Quote(src), sc.What, Quote(dst))
+	}
+	return fmt.Sprintf("error copying %s to %s: %s", Quote(src), Quote(dst), ErrText(err))
+}
+
+// EntryError words a failure to create dst (what: "cannot create symbolic
+// link"...), or returns a Worded error's own message.
+func EntryError(what, dst string, err error) string {
+	var we *Worded
+	if errors.As(err, &we) {
+		return we.Msg
+	}
+	return fmt.Sprintf("%s %s: %s", what, Quote(dst), ErrText(err))
+}
+
+// Copying is the -v line for a copy of src to dst.
+func Copying(src, dst string) string { return fmt.Sprintf("%s -> %s", Quote(src), Quote(dst)) }
+
+// DebugLines explains one copy for --debug: cp's line, then fastcp's own.
+func DebugLines(r *copier.Result) []string {
+	lines := []string{fmt.Sprintf("copy offload: %s, reflink: %s, sparse detection: %s", r.Offload, r.Reflink, r.Sparse)}
+	var used []string
+	for _, s := range append([]copier.Strategy{}, copier.Strategies()...) {
+		st := r.StatOf(s)
+		if st.Calls == 0 && s != r.Strategy {
+			continue
+		}
+		used = append(used, fmt.Sprintf("%s %d bytes in %d calls", s, st.Bytes, st.Calls))
+	}
+	lines = append(lines, fmt.Sprintf("strategy: %s (%s; %d other calls)", r.Strategy, strings.Join(used, ", "), r.StatOf(copier.Auto).Calls))
+	for _, f := range r.Fallbacks {
+		how := copier.ErrnoText(f.Err)
+		if f.Memo {
+			how += ", refused earlier on these filesystems"
+		}
+		lines = append(lines, fmt.Sprintf("fallback: %s -> %s at offset %d: %s", f.From, f.To, f.Offset, how))
+	}
+	switch r.Sparse {
+	case copier.DetectSeekHole, copier.DetectSeekHoleZeros:
+		lines = append(lines, fmt.Sprintf("sparse: %d data extents, %d bytes left as holes, size %d", r.Extents, r.Holes, r.Size))
+	case copier.DetectZeros:
+		lines = append(lines, fmt.Sprintf("sparse: zero blocks made holes: %d bytes, size %d", r.Holes, r.Size))
+	}
+	return lines
+}
