@@ -2,6 +2,7 @@ package copier
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 
@@ -27,8 +28,11 @@ const minDefaultBuffer = 256 << 10
 // error is an *Error naming the strategy, the call and the errno.
 func Copy(dst, src *os.File, opts Options) (Result, error) {
 	var res Result
-	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd())}
+	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
 	err := c.run()
+	if cerr := c.checkpointEnd(); err == nil {
+		err = cerr
+	}
 	c.closePipe()
 	c.releaseBuffer()
 	// The descriptors are used as plain ints above: keep the files (and
@@ -66,6 +70,8 @@ type copier struct {
 	dstEnd     int64 // highest destination offset written
 	dstSize    int64 // the size the destination was given before the copy
 	hookErr    error // what the Written hook returned: ends the copy
+
+	ckpt *checkpointer // nil: no checkpoints
 }
 
 func isPositional(mode uint32) bool {
@@ -106,10 +112,21 @@ func (c *copier) run() error {
 	// blocks than its size needs), as cp does; a filesystem without
 	// SEEK_DATA gets zero detection in the rw loop instead.
 	size := c.srcSt.Size
+	start := c.opts.Start
+	if start < 0 || start > 0 && (!srcRegular || !c.dstRegular || start > size) {
+		return &Error{Side: SideBoth, Err: fmt.Errorf("cannot continue a copy at %d: %w", start, errBadStart)}
+	}
+	if start > 0 {
+		c.dstEnd, c.dstSize = start, start
+		if c.opts.Progress != nil {
+			c.opts.Progress.Add(start)
+		}
+		c.reached(start)
+	}
 	walk := false
 	first := int64(-1)
-	if c.opts.Sparse != SparseNever && srcRegular && c.dstRegular && size > 0 && c.srcSt.Blocks*512 < size {
-		off, err := retry(c.other(), func() (int64, error) { return seek(c.src, 0, unix.SEEK_DATA) })
+	if c.opts.Sparse != SparseNever && srcRegular && c.dstRegular && size > start && c.srcSt.Blocks*512 < size {
+		off, err := retry(c.other(), func() (int64, error) { return seek(c.src, start, unix.SEEK_DATA) })
 		switch {
 		case err == nil || err == unix.ENXIO:
 			walk, first = true, off
@@ -133,7 +150,7 @@ func (c *copier) run() error {
 		}
 	}
 
-	c.buildChain(srcRegular && size == 0)
+	c.buildChain(srcRegular && size == 0 && start == 0)
 	if c.zeros && !c.inChain(RW) {
 		// Only the rw loop sees zero blocks: a forced offload strategy
 		// makes no holes of them, and --debug must not claim it does.
@@ -146,7 +163,7 @@ func (c *copier) run() error {
 	// write extends, and a later write beyond the preallocation keeps it
 	// inside the file as allocated blocks where the source has holes.
 	// Writes below the end of file are not extended that way.
-	if c.dstRegular && srcRegular && size > 0 && (walk || c.zeros) {
+	if c.dstRegular && srcRegular && size > start && (walk || c.zeros) {
 		if err := retryErr(c.other(), func() error { return ftruncate(c.dst, size) }); err != nil {
 			return &Error{Strategy: c.chain[0], Side: SideWrite, Err: syscallErr("ftruncate", err)}
 		}
@@ -160,12 +177,12 @@ func (c *copier) run() error {
 		// Nothing but holes: no data call would ever run, so a forced
 		// strategy that cannot work here would seem to. Probe it.
 		if err = c.probe(); err == nil {
-			end, err = c.copyExtents(first, size)
+			end, err = c.copyExtents(start, first, size)
 		}
 	case walk:
-		end, err = c.copyExtents(first, size)
+		end, err = c.copyExtents(start, first, size)
 	default:
-		end, _, err = c.copyRange(0, -1)
+		end, _, err = c.copyRange(start, -1)
 	}
 	c.res.Size = end
 	if err != nil {
@@ -228,10 +245,10 @@ func (c *copier) inChain(s Strategy) bool {
 	return false
 }
 
-// copyExtents copies the data extents of a sparse source, leaving holes as
-// holes, and returns the end of the source as read.
-func (c *copier) copyExtents(data, size int64) (int64, error) {
-	off := int64(0)
+// copyExtents copies the data extents of a sparse source from off on (data
+// is the first at or after it), leaving holes as holes, and returns the end
+// of the source as read.
+func (c *copier) copyExtents(off, data, size int64) (int64, error) {
 	for data >= 0 {
 		hole, err := retry(c.other(), func() (int64, error) { return seek(c.src, data, unix.SEEK_HOLE) })
 		if err == unix.ENXIO {
@@ -411,6 +428,12 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 		if err == nil && c.hookErr != nil {
 			err = &Error{Strategy: s, Side: SideWrite, Offset: off, Err: c.hookErr, final: true}
 		}
+		if n > 0 {
+			c.reached(off)
+			if err == nil && c.ckpt != nil {
+				err = c.checkpointStep(s, off)
+			}
+		}
 		if err != nil {
 			return moved, false, err
 		}
@@ -462,6 +485,13 @@ func callName(s Strategy) string {
 		return "splice"
 	}
 	return "read"
+}
+
+// reached publishes that the destination is complete below off.
+func (c *copier) reached(off int64) {
+	if c.opts.Reached != nil {
+		c.opts.Reached.Store(off)
+	}
 }
 
 // wrote records that [off, off+n) of the destination now holds data.

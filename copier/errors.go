@@ -18,6 +18,10 @@ var ErrZeroReturn = errors.New("returned 0 on its first call")
 // necessarily the end of the file, so the next strategy goes on from there.
 var ErrEarlyZero = errors.New("returned 0 before the end of the file")
 
+// errBadStart is an Options.Start the files cannot take: past the end of
+// the source, or on a file that is not regular.
+var errBadStart = errors.New("the offset must be within a regular source and destination")
+
 // refusal reports whether err, returned by a mechanism, means that the
 // mechanism cannot do this copy here (try the next one at the same offset)
 // rather than that the copy failed. It is the one place where errnos are

@@ -8,6 +8,8 @@ package copier
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -115,6 +117,26 @@ type Options struct {
 	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
 	// run over many files does not pay for the same refusal on every file.
 	Memo *Memo
+
+	// Start, when > 0, continues an interrupted copy (--resume): src and
+	// dst are regular files, dst already holds src's bytes [0, Start) and
+	// has the size Start, and every strategy, extent walk and hole starts
+	// at Start. The Progress counter is given Start first.
+	Start int64
+	// Checkpoint, when set, is called with an offset below which the
+	// destination holds the source's data on stable storage (fdatasync
+	// returned): at least every CheckpointBytes bytes written and every
+	// CheckpointInterval (see checkpoint.go). An error it returns ends the
+	// copy with that error.
+	Checkpoint         func(off int64) error
+	CheckpointBytes    int64         // 0: DefaultCheckpointBytes
+	CheckpointInterval time.Duration // 0: DefaultCheckpointInterval
+	// Reached, when set, is kept at the offset below which the destination
+	// holds the source's data (written, not necessarily durable), after
+	// every call: a signal handler reads it to record a last checkpoint.
+	Reached *atomic.Int64
+
+	now func() time.Time // the checkpoints' clock, for tests
 }
 
 // Debug values for GNU cp's --debug line.
@@ -173,6 +195,10 @@ type Result struct {
 	Sparse    SparseDetection
 	Extents   int   // data extents copied in SEEK_HOLE mode
 	Holes     int64 // bytes left as holes in the destination
+	// Checkpoints counts the checkpoints started (fdatasyncs, Stats[Auto]
+	// counts them too); Checkpoint is the last offset recorded.
+	Checkpoints int
+	Checkpoint  int64
 }
 
 // Syscalls is the total number of system calls the copy made.

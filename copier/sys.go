@@ -23,6 +23,7 @@ var (
 	pipe2     = unix.Pipe2
 	fcntl     = func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) }
 	closeFd   = unix.Close
+	fdatasync = unix.Fdatasync // checkpoints (--resume)
 )
 
 // Sizes of one call, named with their units.

@@ -1,0 +1,126 @@
+package copier
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Checkpoints, for --resume: the destination's data is made durable
+// (fdatasync) at least every DefaultCheckpointBytes bytes written and every
+// DefaultCheckpointInterval, whichever comes first, and the offset below
+// which the destination then holds the source's bytes is handed to
+// Options.Checkpoint, which records it. A copy killed later (SIGKILL, a
+// crash) starts again from the last recorded offset and redoes at most what
+// came after it.
+//
+// The fdatasync runs on a goroutine of its own while the copy goes on: a
+// flush of a GiB takes the device about half a second here, which a copy
+// waiting for it would add to its own time four times per 4 GiB. Only data
+// written before the call started is covered, so the offset recorded is
+// the one reached when it started. At most one runs at a time: one that is
+// due while the last still runs waits for it (so a checkpoint is never more
+// than two intervals old), and the copy's end waits for the last one and
+// records it.
+const (
+	DefaultCheckpointBytes    = 1 << 30
+	DefaultCheckpointInterval = 5 * time.Second
+)
+
+// checkpointer is the state of one copy's checkpoints.
+type checkpointer struct {
+	record   func(off int64) error
+	every    int64
+	interval time.Duration
+
+	lastBytes int64     // res.Bytes when the last checkpoint started
+	lastTime  time.Time // when it started (or the copy began)
+	running   bool
+	runOff    int64      // the offset the running fdatasync covers
+	done      chan error // its result
+	now       func() time.Time
+}
+
+func newCheckpointer(o Options) *checkpointer {
+	if o.Checkpoint == nil {
+		return nil
+	}
+	k := &checkpointer{record: o.Checkpoint, every: o.CheckpointBytes, interval: o.CheckpointInterval, done: make(chan error, 1), now: time.Now}
+	if k.every <= 0 {
+		k.every = DefaultCheckpointBytes
+	}
+	if k.interval <= 0 {
+		k.interval = DefaultCheckpointInterval
+	}
+	if o.now != nil {
+		k.now = o.now
+	}
+	k.lastTime = k.now()
+	return k
+}
+
+// step is called after a data-moving call of strategy s left the
+// destination complete below off. It records a finished checkpoint and
+// starts the next one when one is due.
+func (c *copier) checkpointStep(s Strategy, off int64) error {
+	k := c.ckpt
+	if k.running {
+		select {
+		case err := <-k.done:
+			if err := c.checkpointDone(s, err); err != nil {
+				return err
+			}
+		default:
+		}
+	}
+	if c.res.Bytes-k.lastBytes < k.every && k.now().Sub(k.lastTime) < k.interval {
+		return nil
+	}
+	if k.running {
+		// Due again before the last one finished: wait for it.
+		if err := c.checkpointDone(s, <-k.done); err != nil {
+			return err
+		}
+	}
+	k.running, k.runOff = true, off
+	k.lastBytes, k.lastTime = c.res.Bytes, k.now()
+	c.res.Checkpoints++
+	c.res.Stats[Auto].Calls++
+	fd, call, done := c.dst, fdatasync, k.done
+	go func() {
+		var err error
+		for {
+			if err = call(fd); err != unix.EINTR {
+				break
+			}
+		}
+		done <- err
+	}()
+	return nil
+}
+
+// checkpointDone takes the result of the running fdatasync: records its
+// offset, or turns its error into the copy's (a failed fdatasync is final:
+// the kernel may have dropped the pages, and no later flush would say so).
+func (c *copier) checkpointDone(s Strategy, err error) error {
+	k := c.ckpt
+	k.running = false
+	if err != nil {
+		return &Error{Strategy: s, Side: SideWrite, Offset: k.runOff, Err: syscallErr("fdatasync", err), final: true}
+	}
+	if rerr := k.record(k.runOff); rerr != nil {
+		return &Error{Strategy: s, Side: SideWrite, Offset: k.runOff, Err: rerr, final: true}
+	}
+	c.res.Checkpoint = k.runOff
+	return nil
+}
+
+// checkpointEnd waits for the running fdatasync, if any, at the end of the
+// copy (the descriptor must stay open until it returns) and records it.
+func (c *copier) checkpointEnd() error {
+	if c.ckpt == nil || !c.ckpt.running {
+		return nil
+	}
+	s := c.res.Strategy
+	return c.checkpointDone(s, <-c.ckpt.done)
+}

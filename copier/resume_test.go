@@ -1,0 +1,253 @@
+package copier
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var realFdatasync = fdatasync
+
+// prefilled makes a source holding data and a destination holding a marker
+// pattern of start bytes: what a continued copy must keep below start.
+func prefilled(t *testing.T, data []byte, start int) (dst, src *os.File, want []byte) {
+	t.Helper()
+	dst, src = pair(t, data)
+	marker := bytes.Repeat([]byte{0xA5}, start)
+	if _, err := dst.WriteAt(marker, 0); err != nil {
+		t.Fatal(err)
+	}
+	return dst, src, append(marker, data[start:]...)
+}
+
+// Start: every strategy continues at the offset and writes nothing below it.
+func TestStartContinuesAtOffset(t *testing.T) {
+	const n = 3<<20 + 17
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
+		for _, start := range []int{1, 4096, 1<<20 + 3, n - 1, n} {
+			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
+				data := randomBytes(t, n)
+				dst, src, want := prefilled(t, data, start)
+				var counted countingCounter
+				res, err := Copy(dst, src, Options{Strategy: s, Start: int64(start), BufferSize: 256 << 10, Progress: &counted})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), want)
+				if res.Size != n || res.Bytes != int64(n-start) {
+					t.Errorf("Size %d Bytes %d, want %d and %d", res.Size, res.Bytes, n, n-start)
+				}
+				if counted.n != n {
+					t.Errorf("progress counted %d bytes, want %d (the start included)", counted.n, n)
+				}
+			})
+		}
+	}
+}
+
+// Start on a sparse source: the walk goes on from the offset, in a hole or
+// in data, and the holes after it stay holes.
+func TestStartInSparseSource(t *testing.T) {
+	const size = 64 << 20
+	chunks := map[int64][]byte{}
+	for _, off := range []int64{0, 8 << 20, 24 << 20, 40 << 20} {
+		chunks[off] = randomBytes(t, 1<<20)
+	}
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, RW} {
+		for _, start := range []int64{4 << 20, 8<<20 + 12288, 30 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
+				dir := t.TempDir()
+				makeSparse(t, filepath.Join(dir, "src"), size, chunks)
+				// What an interrupted copy left: the source's extents up to start.
+				full, _ := os.ReadFile(filepath.Join(dir, "src"))
+				left := map[int64][]byte{}
+				for off, b := range chunks {
+					if off < start {
+						left[off] = b[:min(int64(len(b)), start-off)]
+					}
+				}
+				makeSparse(t, filepath.Join(dir, "dst"), start, left)
+				src, _ := os.Open(filepath.Join(dir, "src"))
+				defer src.Close()
+				dst, _ := os.OpenFile(filepath.Join(dir, "dst"), os.O_RDWR, 0)
+				defer dst.Close()
+				res, err := Copy(dst, src, Options{Strategy: s, Start: start})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), full)
+				var data int64
+				for off, b := range chunks {
+					data += max(0, min(off+int64(len(b)), size)-max(off, start))
+				}
+				if res.Bytes != data || res.Sparse != DetectSeekHole {
+					t.Errorf("Bytes %d sparse %v, want %d data bytes after the start and SEEK_HOLE", res.Bytes, res.Sparse, data)
+				}
+				if db := blocks(t, dst.Name()); db*512 > 5<<20 {
+					t.Errorf("destination has %d blocks, want the holes kept", db)
+				}
+			})
+		}
+	}
+}
+
+func TestStartOutsideTheSourceIsRefused(t *testing.T) {
+	dst, src := pair(t, randomBytes(t, 4096))
+	for _, start := range []int64{4097, -1} {
+		_, err := Copy(dst, src, Options{Start: start})
+		if !errors.Is(err, errBadStart) {
+			t.Errorf("Start %d: err %v, want errBadStart", start, err)
+		}
+	}
+}
+
+// syncRecorder replaces fdatasync: it notes, at the time of each call, how
+// far the destination had been written (pwrite's high mark).
+type syncRecorder struct {
+	mu      sync.Mutex
+	written int64   // highest end written so far
+	synced  []int64 // written, at each fdatasync
+	fail    error   // returned by the fdatasync number failAt (1-based)
+	failAt  int
+}
+
+func (r *syncRecorder) install(t *testing.T) {
+	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+		n, err := realPwrite(fd, b, off)
+		r.mu.Lock()
+		r.written = max(r.written, off+int64(n))
+		r.mu.Unlock()
+		return n, err
+	})
+	inject(t, &fdatasync, func(fd int) error {
+		r.mu.Lock()
+		r.synced = append(r.synced, r.written)
+		k := len(r.synced)
+		r.mu.Unlock()
+		if k == r.failAt {
+			return r.fail
+		}
+		return realFdatasync(fd)
+	})
+}
+
+// Checkpoints every CheckpointBytes: each recorded offset was covered by an
+// fdatasync that started after it was written, they only grow, and the
+// last one is within one interval of the end.
+func TestCheckpointsEveryBytes(t *testing.T) {
+	const n = 16 << 20
+	data := randomBytes(t, n)
+	dst, src := pair(t, data)
+	var rec syncRecorder
+	rec.install(t)
+	var recorded []int64
+	var reached atomic.Int64
+	res, err := Copy(dst, src, Options{
+		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour,
+		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+		Reached:    &reached,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if len(recorded) < 6 || res.Checkpoints != len(rec.synced) || res.Checkpoints < len(recorded) {
+		t.Fatalf("recorded %v, %d checkpoints, %d fdatasyncs: want about one per 2 MiB", recorded, res.Checkpoints, len(rec.synced))
+	}
+	for i, off := range recorded {
+		if i > 0 && off <= recorded[i-1] {
+			t.Errorf("checkpoints %v do not grow", recorded)
+		}
+		covered := false
+		for _, w := range rec.synced {
+			covered = covered || w >= off
+		}
+		if !covered {
+			t.Errorf("checkpoint %d recorded before an fdatasync covered it (fdatasyncs at %v)", off, rec.synced)
+		}
+	}
+	if last := recorded[len(recorded)-1]; last < n-4<<20 || res.Checkpoint != last {
+		t.Errorf("last checkpoint %d (result %d), want within two intervals of %d", last, res.Checkpoint, n)
+	}
+	if reached.Load() != n {
+		t.Errorf("Reached %d, want %d", reached.Load(), n)
+	}
+}
+
+// Checkpoints every CheckpointInterval, counted by the copy's clock.
+func TestCheckpointsEveryInterval(t *testing.T) {
+	data := randomBytes(t, 4<<20)
+	dst, src := pair(t, data)
+	var rec syncRecorder
+	rec.install(t)
+	clock := time.Unix(0, 0)
+	var recorded []int64
+	res, err := Copy(dst, src, Options{
+		Strategy: RW, BufferSize: 512 << 10, // 8 calls
+		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+		now: func() time.Time {
+			clock = clock.Add(3 * time.Second) // every other call passes 5 s
+			return clock
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Checkpoints < 3 || res.Checkpoints > 5 || len(recorded) != res.Checkpoints {
+		t.Errorf("%d checkpoints, recorded %v: want one about every other call of 8", res.Checkpoints, recorded)
+	}
+}
+
+// A failed fdatasync ends the copy with its error, never falls back, and
+// its offset is not recorded.
+func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
+	data := randomBytes(t, 8<<20)
+	dst, src := pair(t, data)
+	rec := syncRecorder{fail: unix.EIO, failAt: 2}
+	rec.install(t)
+	var recorded []int64
+	_, err := Copy(dst, src, Options{
+		BufferSize: 256 << 10, CheckpointBytes: 1 << 20, Strategy: RW,
+		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+	})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Refused || ce.Side != SideWrite || !errors.Is(err, unix.EIO) {
+		t.Fatalf("err = %v, want fdatasync's EIO on the write side", err)
+	}
+	if len(recorded) > 1 {
+		t.Errorf("recorded %v: nothing after the failed fdatasync may be", recorded)
+	}
+	// auto, where the rw loop is not the first strategy: no fallback either.
+	dst, src = pair(t, data)
+	rec = syncRecorder{fail: unix.EIO, failAt: 1}
+	rec.install(t)
+	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+	})
+	res, err := Copy(dst, src, Options{CheckpointBytes: 1 << 20, Checkpoint: func(int64) error { return nil }})
+	if !errors.Is(err, unix.EIO) || len(res.Fallbacks) != 1 {
+		t.Errorf("auto: err %v fallbacks %+v, want EIO and only reflink's refusal", err, res.Fallbacks)
+	}
+}
+
+// An error from recording the checkpoint ends the copy.
+func TestCheckpointRecordErrorStopsTheCopy(t *testing.T) {
+	dst, src := pair(t, randomBytes(t, 8<<20))
+	bad := errors.New("setxattr failed")
+	_, err := Copy(dst, src, Options{
+		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 1 << 20,
+		Checkpoint: func(int64) error { return bad },
+	})
+	if !errors.Is(err, bad) {
+		t.Errorf("err %v, want the record's error", err)
+	}
+}
