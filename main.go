@@ -106,8 +106,11 @@ func handleSignals(out *output.Output) (stop func()) {
 	go func() {
 		select {
 		case s := <-c:
-			durability.RemoveTempsForExit()
+			kept := durability.RemoveTempsForExit()
 			out.Freeze()
+			for _, k := range kept {
+				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
+			}
 			os.Exit(128 + int(s.(syscall.Signal)))
 		case <-done:
 		}

@@ -88,7 +88,7 @@ _fastcp()
             --strategy= --reflink --reflink= --sparse= --buffer-size=
             -j --jobs=
             -f --force -n --no-clobber -i --interactive --inplace
-            --sync= --nocache --verify
+            --sync= --nocache --verify --resume
             -v --verbose --debug -q --quiet --progress --no-progress
             -h --help --version
             --benchmark --bench-size= --bench-runs= --bench-from= --json

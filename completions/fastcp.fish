@@ -73,6 +73,7 @@ complete -c fastcp -l sync -x -d 'How the copy is made durable' -a '
     odsync\t"Open with O_DSYNC, fdatasync at the end"'
 complete -c fastcp -l nocache -d 'Drop source and destination pages from the page cache'
 complete -c fastcp -l verify -d 'Read DEST back past the page cache and compare checksums'
+complete -c fastcp -l resume -d 'Continue an interrupted copy to the same DEST from its last checkpoint'
 
 # Output
 complete -c fastcp -s v -l verbose -d "Print 'SRC' -> 'DST' for every file"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"fastcp/copier"
 	"fastcp/durability"
@@ -170,7 +171,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			return false
 		}
 	}
-	dest, release, err := createDest(ex.path, durability.Options{
+	dopts := durability.Options{
 		InPlace:  inPlace,
 		Truncate: inPlace && !special,
 		Perm:     os.FileMode(rawStat(sfi).Mode & 0o777),
@@ -178,7 +179,34 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		NoCache:  o.NoCache,
 		Verify:   o.Verify,
 		Source:   srcF,
-	})
+	}
+	// --resume: continue the leftover of an interrupted copy, if there is
+	// one that may be, else start anew and record checkpoints.
+	resumable := o.Resume && !inPlace && before.Mode&unix.S_IFMT == unix.S_IFREG
+	var reached *atomic.Int64
+	var start int64
+	var dest *durability.Destination
+	var release func()
+	if resumable {
+		reached = new(atomic.Int64)
+		var lerr error
+		dest, release, start, lerr = durability.Continue(ex.path, durability.IDOf(&before), dopts, reached)
+		var live *durability.LiveError
+		var fresh *durability.FreshStart
+		switch {
+		case errors.As(lerr, &live):
+			r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
+			return false
+		case errors.As(lerr, &fresh):
+			r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
+		}
+		if dest != nil && o.Debug {
+			r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(dest.TempPath()), start, before.Size))
+		}
+	}
+	if dest == nil {
+		dest, release, err = createDest(ex.path, dopts)
+	}
 	if err != nil {
 		if !inPlace && dfi != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
 			// DEST itself is writable (checked above), its directory is
@@ -197,6 +225,17 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		// interrupted copy, or by a copy to the same DEST still running.
 		a.sweepLeftovers(r, ex.path, dst)
 	}
+	var checkpoint func(int64) error
+	if resumable {
+		if !dest.Resumable() {
+			if err := dest.StartRecord(durability.IDOf(&before), reached); err != nil {
+				a.noCheckpoints(r, dst, err)
+			}
+		}
+		if dest.Resumable() {
+			checkpoint = dest.Checkpoint
+		}
+	}
 	var counter copier.Counter
 	if a.progress != nil {
 		counter = a.progress
@@ -213,6 +252,9 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		DestStat:   dest.Stat,
 		Written:    dest.Written,
 		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
+		Start:      start,
+		Checkpoint: checkpoint,
+		Reached:    reached,
 	})
 	if o.Debug {
 		for _, l := range output.DebugLines(&res) {
@@ -264,6 +306,18 @@ func createDest(path string, o durability.Options) (dest *durability.Destination
 		dest.Abort()
 	}
 	return nil, nil, unix.ENOENT
+}
+
+// noCheckpoints warns, once per run, that a copy with --resume records no
+// checkpoints: an interrupted one will start over.
+func (a *app) noCheckpoints(r *record, dst string, err error) {
+	a.noCkptOnce.Do(func() {
+		why := err.Error()
+		if errors.Is(err, durability.ErrNoXattrs) {
+			why = "its filesystem takes no user extended attributes"
+		}
+		r.warn(fmt.Sprintf("--resume records no checkpoints for %s: %s; an interrupted copy will start over", quote(dst), why))
+	})
 }
 
 // sourceChanged checks that the source still is what was copied: the same

@@ -38,6 +38,8 @@ type app struct {
 
 	leftovers leftoverDirs // directories looked at for leftover temporary files
 
+	noCkptOnce sync.Once // the warning that --resume cannot record checkpoints
+
 	swapOnce  sync.Once
 	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
 

@@ -28,6 +28,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,6 +98,8 @@ type Destination struct {
 	stats Stats
 	// srcSums checksums Options.Source behind the copy for --verify.
 	srcSums *sourceSums
+	// keeper, with --resume, records checkpoints (resume.go).
+	keeper *keeper
 }
 
 // Stats says what the durability steps of one destination did and cost.
@@ -174,6 +178,13 @@ func Create(path string, o Options) (*Destination, error) {
 		}
 		d = &Destination{Path: path, File: f, temp: temp}
 	}
+	d.setup(o)
+	return d, nil
+}
+
+// setup readies a Destination whose File is open: its stat, the writeback
+// pipeline, the source's checksums for --verify.
+func (d *Destination) setup(o Options) {
 	d.opts = o
 	d.fd = int(d.File.Fd())
 	var st unix.Stat_t
@@ -188,7 +199,6 @@ func Create(path string, o Options) (*Destination, error) {
 			d.srcSums = startSourceSums(o.Source, o.NoCache)
 		}
 	}
-	return d, nil
 }
 
 // openRaw opens path with exactly flags (plus O_CLOEXEC) in one openat(2)
@@ -314,6 +324,7 @@ func (d *Destination) Commit(src *os.File) error {
 			os.Remove(d.temp)
 		}
 		delete(reg.temps, d.temp)
+		forgetKeeper(d.temp)
 		reg.Unlock()
 		if err != nil {
 			return &Error{Op: "rename", Err: err}
@@ -432,6 +443,7 @@ func (e *Error) Unwrap() error { return e.Err }
 var reg struct {
 	sync.Mutex
 	temps  map[string]struct{}
+	keep   map[string]*keeper // the resumable ones among temps (--resume)
 	funcs  map[int]func()
 	nextID int
 }
@@ -439,6 +451,7 @@ var reg struct {
 func untrack(p string) {
 	reg.Lock()
 	delete(reg.temps, p)
+	forgetKeeper(p)
 	reg.Unlock()
 }
 
@@ -461,16 +474,24 @@ func AtInterrupt(fn func()) (unregister func()) {
 	}
 }
 
-// RemoveTempsForExit removes every temporary file still being written, runs
-// the AtInterrupt functions, and returns with the registry locked, so no
-// rename can happen before the process exits. Only for a fatal signal,
-// right before os.Exit.
-func RemoveTempsForExit() {
+// RemoveTempsForExit removes every temporary file still being written but
+// the resumable ones (--resume), which it flushes and records a last
+// checkpoint in (Kept, sorted by name); it runs the AtInterrupt functions
+// and returns with the registry locked, so no rename can happen before the
+// process exits. Only for a fatal signal, right before os.Exit.
+func RemoveTempsForExit() []Kept {
 	reg.Lock()
+	var kept []Kept
 	for p := range reg.temps {
+		if k := reg.keep[p]; k != nil {
+			kept = append(kept, k.keepForExit(p))
+			continue
+		}
 		unix.Unlink(p)
 	}
 	for _, fn := range reg.funcs {
 		fn()
 	}
+	slices.SortFunc(kept, func(a, b Kept) int { return strings.Compare(a.Temp, b.Temp) })
+	return kept
 }

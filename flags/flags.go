@@ -75,7 +75,10 @@ type Options struct {
 	InPlace bool
 	NoCache bool
 	Verify  bool
-	Jobs    int
+	// Resume continues an interrupted copy to the same DEST from its last
+	// checkpoint (and, with -r, skips files already copied completely).
+	Resume bool
+	Jobs   int
 
 	Benchmark bool
 	BenchSize int64
@@ -234,6 +237,12 @@ func (o *Options) check() error {
 		return &UsageError{
 			Msg:  "--verify cannot be combined with --inplace",
 			Hint: "--verify keeps the old DEST on a mismatch, which needs a temporary file; drop --inplace.",
+		}
+	}
+	if o.InPlace && o.Resume {
+		return &UsageError{
+			Msg:  "--resume cannot be combined with --inplace",
+			Hint: "--resume continues a temporary file, and --inplace writes none; drop one of the two options.",
 		}
 	}
 	if o.Benchmark {

@@ -53,6 +53,10 @@ Durability:
                                  page cache behind the copy
       --verify                 read DEST back past the page cache and compare
                                  checksums before it replaces the old DEST
+      --resume                 continue an interrupted copy of the same SOURCE
+                                 to the same DEST from its last checkpoint
+                                 (with -r, skip files already complete);
+                                 with nothing to resume, copy as usual
 
 Output:
   -v, --verbose                print 'SRC' -> 'DST' for every file

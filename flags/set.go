@@ -41,6 +41,7 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.Var(newEnum(&o.Sync, durability.SyncNames, "sync"), "sync", "durability: none, data, full, osync, odsync")
 	fs.BoolVar(&o.NoCache, "nocache", false, "drop source and destination pages from the page cache behind the copy")
 	fs.BoolVar(&o.Verify, "verify", false, "read DEST back past the page cache and compare checksums")
+	fs.BoolVar(&o.Resume, "resume", false, "continue an interrupted copy to the same DEST from its last checkpoint")
 
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print 'SRC' -> 'DST' for every file")
 	fs.BoolVar(&o.Debug, "debug", false, "explain how every file is copied")

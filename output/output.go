@@ -111,6 +111,18 @@ func (o *Output) Freeze() {
 	}
 }
 
+// Interrupted says, after Freeze, that a fatal signal left the temporary
+// file temp in place for --resume, holding done of size bytes of the copy
+// to dest on stable storage; err is why the last flush failed, if it did.
+func (o *Output) Interrupted(temp, dest string, done, size int64, err error) {
+	flushed := ""
+	if err != nil {
+		flushed = fmt.Sprintf(" (the last flush failed: %s)", ErrText(err))
+	}
+	fmt.Fprintf(o.stderr, "%s: interrupted: %s keeps %d of %d bytes of the copy to %s%s; run again with --resume to continue\n",
+		o.prog, Quote(temp), done, size, Quote(dest), flushed)
+}
+
 // ErrText is the C library's text for err's errno, or err's own text.
 var ErrText = copier.ErrText
 
