@@ -106,6 +106,16 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if !ok {
 		return false
 	}
+	if o.Resume && o.Recursive && completeCopy(sfi, ex.fi, o.Preserve.Timestamps) {
+		// Copied by the interrupted run that --resume continues.
+		if o.Debug {
+			r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(dst)))
+		}
+		if a.progress != nil {
+			a.progress.Add(sfi.Size())
+		}
+		return true
+	}
 	if o.Verify {
 		// --verify reads both sides again after the copy: a stream cannot
 		// be read twice, and a device or FIFO DEST is written in place.
@@ -306,6 +316,18 @@ func createDest(path string, o durability.Options) (dest *durability.Destination
 		dest.Abort()
 	}
 	return nil, nil, unix.ENOENT
+}
+
+// completeCopy reports whether dfi, an existing DEST, counts as a complete
+// copy of the source sfi for -r --resume: a regular file of the source's
+// size, and when timestamps are preserved (-a, -p), of its mtime to the
+// nanosecond. (A DEST of that size with other bytes counts too: --resume
+// trusts what an earlier run of the same copy left.)
+func completeCopy(sfi, dfi os.FileInfo, mtime bool) bool {
+	if dfi == nil || !dfi.Mode().IsRegular() || !sfi.Mode().IsRegular() || dfi.Size() != sfi.Size() {
+		return false
+	}
+	return !mtime || dfi.ModTime().Equal(sfi.ModTime())
 }
 
 // noCheckpoints warns, once per run, that a copy with --resume records no

@@ -1,0 +1,55 @@
+package cp
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// What -r --resume counts as a complete copy, and so skips.
+func TestCompleteCopy(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, size int, mtime time.Time) os.FileInfo {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	t0 := time.Unix(1700000000, 123456789)
+	src := mk("src", 100, t0)
+	same := mk("same", 100, t0)
+	older := mk("older", 100, t0.Add(-time.Nanosecond))
+	short := mk("short", 99, t0)
+	os.Mkdir(filepath.Join(dir, "d"), 0o755)
+	dirFI, _ := os.Lstat(filepath.Join(dir, "d"))
+	os.Symlink("src", filepath.Join(dir, "link"))
+	linkFI, _ := os.Lstat(filepath.Join(dir, "link"))
+	tests := []struct {
+		name  string
+		dfi   os.FileInfo
+		mtime bool
+		want  bool
+	}{
+		{"missing", nil, false, false},
+		{"same size and mtime", same, true, true},
+		{"same size, mtime not preserved", older, false, true},
+		{"same size, another mtime, -p", older, true, false},
+		{"shorter", short, false, false},
+		{"a directory", dirFI, false, false},
+		{"a symlink", linkFI, false, false},
+	}
+	for _, tt := range tests {
+		if got := completeCopy(src, tt.dfi, tt.mtime); got != tt.want {
+			t.Errorf("%s: completeCopy = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
