@@ -334,9 +334,10 @@ func interrupted(t *testing.T, dir string) int64 {
 	if code := run.signal(t, syscall.SIGINT); code != 130 {
 		t.Fatalf("exit status %d after SIGINT, want 130; stderr %q", code, run.output())
 	}
+	// The last call may have written without being counted yet.
 	ckpt := checkpointOf(temp)
-	if ckpt < 16<<20 {
-		t.Fatalf("checkpoint %d after SIGINT, want at least 16 MiB", ckpt)
+	if ckpt < 15<<20 {
+		t.Fatalf("checkpoint %d after SIGINT, want at least 16 MiB less one call", ckpt)
 	}
 	return ckpt
 }
@@ -528,7 +529,7 @@ func TestResumeTree(t *testing.T) {
 	// The file being copied at the kill may have left a leftover without a
 	// checkpoint yet: it starts over, and says so.
 	for _, l := range lines(r.stderr) {
-		if m := regexp.MustCompile(`^fastcp: warning: copying 'dst/(f\d\d)' from the start: no checkpoint \(no checkpoint was recorded\)$`).FindStringSubmatch(l); m == nil || done[m[1]] {
+		if m := regexp.MustCompile(`^fastcp: warning: copying 'dst/(f\d\d)' from the start: no checkpoint \((no checkpoint was recorded|it has no resume record)\)$`).FindStringSubmatch(l); m == nil || done[m[1]] {
 			t.Errorf("the rerun's stderr: %q", l)
 		}
 	}
