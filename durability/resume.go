@@ -83,6 +83,15 @@ func decodeRecord(b []byte) (resumeRecord, error) {
 	return resumeRecord{ID: SourceID{Dev: uint64(v[0]), Ino: uint64(v[1]), Size: v[2], Mtime: v[3], Ctime: v[4]}, Checkpoint: v[5]}, nil
 }
 
+// WriteRecord gives the open file fd the resume record of a copy of the
+// source id that reached checkpoint, as an interrupted copy would have
+// left it: for benchmarks and tests that need a leftover of a given size.
+func WriteRecord(fd int, id SourceID, checkpoint int64) error {
+	return ignoringEINTR(func() error {
+		return fsetxattr(fd, ResumeXattr, resumeRecord{ID: id, Checkpoint: checkpoint}.encode(), 0)
+	})
+}
+
 // The calls of the record, as variables so that tests can inject ENOTSUP.
 var (
 	fsetxattr = unix.Fsetxattr

@@ -19,6 +19,9 @@
 //	         growth of Cached in /proc/meminfo (< 256 MiB)
 //	verify   1 GiB: fastcp --sync=data --verify vs without; the difference
 //	         against one sequential read of the file (O_DIRECT and cold cache)
+//	resume   4 GiB, cold source (issue 14): fastcp --resume vs fastcp, the cost
+//	         of the checkpoints (<= 1.03); fastcp --resume continuing a
+//	         leftover at 75% vs the full copy (<= 0.35)
 //
 // Everything lives in one directory under -dir (the ext4 root filesystem by
 // default) that is removed at the end, also on SIGINT, SIGTERM and SIGHUP.
@@ -47,6 +50,7 @@ type config struct {
 	runs        int
 	size        int64
 	nocacheSize int64
+	resumeSize  int64
 	bin         string
 	ws          string
 	filter      *regexp.Regexp // -only: scenarios, or with -sweep its parts
@@ -60,6 +64,7 @@ func run() int {
 		dir     = flag.String("dir", "/var/tmp", "parent of the workspace (the filesystem measured)")
 		size    = flag.String("size", "1G", "file size for sync, modes, verify and the sweep")
 		ncSize  = flag.String("nocache-size", "2G", "file size for nocache")
+		rsSize  = flag.String("resume-size", "4G", "file size for resume")
 		fastcpF = flag.String("fastcp", "", "fastcp binary (default: built from this module into the workspace)")
 	)
 	flag.Parse()
@@ -74,6 +79,9 @@ func run() int {
 	}
 	if c.nocacheSize, err = parseSize(*ncSize); err != nil {
 		return usage("-nocache-size", err)
+	}
+	if c.resumeSize, err = parseSize(*rsSize); err != nil {
+		return usage("-resume-size", err)
 	}
 	filter, err := regexp.Compile(*only)
 	if err != nil {
@@ -105,7 +113,7 @@ func run() int {
 		name string
 		run  func(context.Context, config) error
 	}
-	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}}
+	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}, {"resume", resumeScenario}}
 	if *sweep {
 		all = []scenario{{"sweep", sweepScenario}}
 	}

@@ -1,0 +1,177 @@
+package durability
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestResumeRecordRoundTrip(t *testing.T) {
+	r := resumeRecord{ID: SourceID{Dev: 2049, Ino: 1 << 40, Size: 5 << 30, Mtime: -1, Ctime: 1700000000123456789}, Checkpoint: 3 << 30}
+	got, err := decodeRecord(r.encode())
+	if err != nil || got != r {
+		t.Fatalf("decode(encode(%+v)) = %+v, %v", r, got, err)
+	}
+	for _, bad := range []string{"", "fastcp-resume-1", "fastcp-resume-2 dev=1 ino=1 size=1 mtime=1 ctime=1 checkpoint=1",
+		"fastcp-resume-1 dev=1 ino=1 size=1 mtime=1 ctime=1 checkpoint=-5", "fastcp-resume-1 ino=1 dev=1 size=1 mtime=1 ctime=1 checkpoint=1",
+		"fastcp-resume-1 dev=1 ino=1 size=1 mtime=1 ctime=1 checkpoint=1 extra=2"} {
+		if _, err := decodeRecord([]byte(bad)); err == nil {
+			t.Errorf("decodeRecord(%q) accepted", bad)
+		}
+	}
+}
+
+// srcID makes a source file of n bytes and returns its identity.
+func srcID(t *testing.T, dir string, n int) SourceID {
+	t.Helper()
+	p := filepath.Join(dir, "src")
+	if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return IDOf(&st)
+}
+
+// A copy whose filesystem refuses user xattrs (ENOTSUP injected) records
+// nothing and is removed on a signal, as without --resume.
+func TestStartRecordWithoutUserXattrs(t *testing.T) {
+	dir := t.TempDir()
+	id := srcID(t, dir, 100)
+	old := fsetxattr
+	fsetxattr = func(int, string, []byte, int) error { return unix.ENOTSUP }
+	t.Cleanup(func() { fsetxattr = old })
+	d, err := Create(filepath.Join(dir, "dst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	err = d.StartRecord(id, new(atomic.Int64))
+	if !errors.Is(err, ErrNoXattrs) || d.Resumable() {
+		t.Fatalf("StartRecord: %v, resumable %v: want ErrNoXattrs and a plain copy", err, d.Resumable())
+	}
+	if err := d.Checkpoint(50); err != nil {
+		t.Errorf("Checkpoint on a plain copy: %v", err)
+	}
+	reg.Lock()
+	_, kept := reg.keep[d.TempPath()]
+	reg.Unlock()
+	if kept {
+		t.Error("the signal handler would keep a file without a record")
+	}
+}
+
+// The record written at the start, at checkpoints, and read back by
+// Continue, which cuts the file back to the checkpoint.
+func TestContinueFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dst")
+	id := srcID(t, dir, 1<<20)
+	d, err := Create(dst, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StartRecord(id, new(atomic.Int64)); err != nil {
+		t.Fatal(err)
+	}
+	d.File.Write(make([]byte, 300000))
+	if err := d.Checkpoint(200000); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Checkpoint(100000); err != nil { // older: ignored
+		t.Fatal(err)
+	}
+	// The process dies: its file stays, with its lock released.
+	reg.Lock()
+	delete(reg.temps, d.TempPath())
+	forgetKeeper(d.TempPath())
+	reg.Unlock()
+	d.File.Close()
+
+	changed := id
+	changed.Mtime++
+	if _, _, _, err := Continue(dst, changed, Options{}, nil); !isFresh(err, WhyChanged) {
+		t.Fatalf("a changed source: %v, want a fresh start", err)
+	}
+	if _, err := os.Stat(FirstTemp(dst)); !os.IsNotExist(err) {
+		t.Fatalf("the leftover of a changed source is still there: %v", err)
+	}
+	// Again, this time resumed.
+	d, err = Create(dst, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.StartRecord(id, nil)
+	d.File.Write(make([]byte, 300000))
+	d.Checkpoint(200000)
+	reg.Lock()
+	delete(reg.temps, d.TempPath())
+	forgetKeeper(d.TempPath())
+	reg.Unlock()
+	d.File.Close()
+	r, release, start, err := Continue(dst, id, Options{}, new(atomic.Int64))
+	if err != nil || start != 200000 {
+		t.Fatalf("Continue: start %d, %v; want 200000", start, err)
+	}
+	defer release()
+	defer r.Abort()
+	if fi, _ := r.File.Stat(); fi.Size() != 200000 {
+		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", fi.Size())
+	}
+	// A second run meanwhile finds it locked.
+	if _, _, _, err := Continue(dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {
+		t.Errorf("a locked leftover: %v, want a LiveError", err)
+	}
+}
+
+func isFresh(err error, why string) bool {
+	var f *FreshStart
+	return errors.As(err, &f) && f.Why == why
+}
+
+// On a fatal signal a resumable file is flushed, recorded at the copy's
+// progress and kept; the others are removed.
+func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
+	dir := t.TempDir()
+	id := srcID(t, dir, 1<<20)
+	keep, err := Create(filepath.Join(dir, "a"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := new(atomic.Int64)
+	if err := keep.StartRecord(id, reached); err != nil {
+		t.Fatal(err)
+	}
+	keep.File.Write(make([]byte, 4096))
+	reached.Store(4096)
+	plain, err := Create(filepath.Join(dir, "b"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t)
+	kept := RemoveTempsForExit()
+	reg.Unlock()
+	defer keep.Abort()
+	defer plain.Abort()
+	if len(kept) != 1 || kept[0].Temp != keep.TempPath() || kept[0].Done != 4096 || kept[0].Size != 1<<20 || kept[0].Err != nil {
+		t.Fatalf("kept %+v, want %s with 4096 of %d bytes", kept, keep.TempPath(), 1<<20)
+	}
+	if len(rec.filter("fdatasync")) != 1 {
+		t.Errorf("calls %v: want one fdatasync before the record", rec.log)
+	}
+	if _, err := os.Stat(plain.TempPath()); !os.IsNotExist(err) {
+		t.Errorf("the plain copy's temporary file is still there")
+	}
+	b := make([]byte, 256)
+	n, err := unix.Getxattr(keep.TempPath(), ResumeXattr, b)
+	r, derr := decodeRecord(b[:max(n, 0)])
+	if err != nil || derr != nil || r.Checkpoint != 4096 || r.ID != id {
+		t.Errorf("record %+v (%v, %v), want checkpoint 4096 of %+v", r, err, derr, id)
+	}
+}

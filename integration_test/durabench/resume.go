@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+// resumeScenario (issue 14): a cold copy of resumeSize bytes, plain and with
+// --resume (the checkpoints' fdatasyncs are the difference), and --resume
+// continuing a leftover that holds the first 75% with its checkpoint there
+// (made untimed before each run, flushed and evicted like the source).
+func resumeScenario(ctx context.Context, c config) error {
+	src, dst := filepath.Join(c.ws, "src"), filepath.Join(c.ws, "dst")
+	temp := filepath.Join(c.ws, durability.TempPrefix+"dst.000000000000")
+	size := c.resumeSize
+	if err := makeSource(src, size); err != nil {
+		return err
+	}
+	prep := func() error {
+		os.Remove(temp)
+		return prepRun(src, dst, true)()
+	}
+	resumeAt := size / 4 * 3 &^ (1<<20 - 1)
+	prepLeftover := func() error {
+		if err := prep(); err != nil {
+			return err
+		}
+		if err := makeLeftover(src, temp, resumeAt); err != nil {
+			return err
+		}
+		return cold(temp)
+	}
+	tools := []tool{
+		{name: "fastcp", prep: prep, run: func(ctx context.Context) error { return runCmd(ctx, c.bin, src, dst) }},
+		{name: "fastcp --resume", prep: prep, run: func(ctx context.Context) error { return runCmd(ctx, c.bin, "--resume", src, dst) }},
+		{name: "fastcp --resume, from 75%", prep: prepLeftover, run: func(ctx context.Context) error {
+			return runCmd(ctx, c.bin, "--resume", src, dst)
+		}, after: func() error {
+			// It must have resumed: the leftover became DEST.
+			if _, err := os.Stat(temp); err == nil {
+				return fmt.Errorf("%s is still there", temp)
+			}
+			return nil
+		}},
+	}
+	fmt.Printf("\nresume: %s copy, cold source (and cold leftover)\n", mib(size))
+	r, err := measure(ctx, c.runs, tools)
+	for _, t := range tools {
+		r.row(t.name, size)
+	}
+	r.ratio("fastcp --resume", "fastcp", 1.03)
+	r.ratio("fastcp --resume, from 75%", "fastcp", 0.35)
+	os.Remove(dst)
+	os.Remove(temp)
+	return err
+}
+
+// makeLeftover writes the first n bytes of src to temp, mode 0600, flushed,
+// with the resume record of a copy of src interrupted at n.
+func makeLeftover(src, temp string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if _, err := io.CopyN(out, in, n); err != nil {
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(in.Fd()), &st); err != nil {
+		return err
+	}
+	if err := durability.WriteRecord(int(out.Fd()), durability.IDOf(&st), n); err != nil {
+		return err
+	}
+	return out.Close()
+}
