@@ -263,7 +263,18 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 // reached is the copy's progress, as for StartRecord.
 func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, func(), int64, error) {
 	temp := FirstTemp(path)
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC | o.Sync.OpenFlags()
+	var lst unix.Stat_t
+	switch err := unix.Lstat(temp, &lst); {
+	case err == unix.ENOENT:
+		return nil, nil, 0, nil
+	case err != nil:
+		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
+	case lst.Mode&unix.S_IFMT != unix.S_IFREG:
+		// A symlink, FIFO or device is nothing fastcp wrote, and is
+		// not even opened.
+		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: "not a regular file"}
+	}
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC | o.Sync.OpenFlags()
 	fd, err := unix.Open(temp, flags, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Open(temp, flags, 0)
@@ -272,8 +283,6 @@ func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Dest
 	case err == unix.ENOENT:
 		return nil, nil, 0, nil
 	case err != nil:
-		// A symlink (ELOOP), a FIFO or device (ENXIO), unreadable:
-		// nothing fastcp wrote.
 		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
 	fresh := func(why, detail string, remove bool) (*Destination, func(), int64, error) {
@@ -287,7 +296,7 @@ func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Dest
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fresh(WhyForeign, err.Error(), false)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 || st.Dev != lst.Dev || st.Ino != lst.Ino {
 		return fresh(WhyForeign, "not a regular file with one link", false)
 	}
 	switch err := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {

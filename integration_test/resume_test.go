@@ -477,6 +477,75 @@ func TestResumeForgedRecords(t *testing.T) {
 	}
 }
 
+// A leftover forged with the source's true identity cannot be told from a
+// real one, but --verify compares the whole file, the resumed part too:
+// the copy fails and the old DEST stays.
+func TestResumeVerifyCoversTheWholeFile(t *testing.T) {
+	const size = 8 << 20
+	dir := fsDir(t, "tmpfs")
+	src := join(dir, "src")
+	writePattern(t, src, size, t.Name())
+	writeFile(t, join(dir, "dst"), []byte("old\n"), 0o644)
+	forge(t, dir, bytes.Repeat([]byte{0xEE}, 4<<20), recordFor(statT(t, src), 4<<20))
+	r := fastcp(t, dir, "--resume", "--verify", "src", "dst")
+	if r.code != 1 || !strings.Contains(r.stderr, "checksums differ in bytes 0-4194303") {
+		t.Fatalf("%v: want exit 1 and the mismatch in the resumed part", r)
+	}
+	assertFileBytes(t, join(dir, "dst"), []byte("old\n"))
+	assertNoTemps(t, dir)
+	// Resumed from a true leftover, --verify passes.
+	data, _ := os.ReadFile(src)
+	forge(t, dir, data[:4<<20], recordFor(statT(t, src), 4<<20))
+	r = fastcp(t, dir, "--resume", "--verify", "--debug", "src", "dst")
+	if res := parseResumed(t, r.stdout); r.code != 0 || r.stderr != "" || len(res.offsets) != 1 || res.offsets[0] != 4<<20 {
+		t.Fatalf("%v: want a verified copy resumed at 4 MiB", r)
+	}
+	sameFiles(t, src, join(dir, "dst"))
+}
+
+// A leftover that is a FIFO, a symlink or has a second link is not
+// fastcp's: it is not opened, not removed, and the copy goes on under
+// another name.
+func TestResumeForeignLeftoverUntouched(t *testing.T) {
+	dir := fsDir(t, "tmpfs")
+	writePattern(t, join(dir, "src"), 1<<20, t.Name())
+	temp := join(dir, resumeTemp)
+	for _, kind := range []string{"fifo", "symlink", "hardlink"} {
+		t.Run(kind, func(t *testing.T) {
+			os.Remove(temp)
+			switch kind {
+			case "fifo":
+				if err := unix.Mkfifo(temp, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			case "symlink":
+				os.Symlink("src", temp)
+			case "hardlink":
+				writeFile(t, join(dir, "user"), []byte("user data"), 0o600)
+				os.Link(join(dir, "user"), temp)
+			}
+			before := lstatT(t, temp)
+			r := fastcp(t, dir, "--resume", "src", "dst")
+			if r.code != 0 || !strings.Contains(r.stderr, "copying 'dst' from the start: foreign leftover") {
+				t.Fatalf("%v: want a fresh start and the reason", r)
+			}
+			if after := lstatT(t, temp); after.Ino != before.Ino || after.Mode != before.Mode {
+				t.Errorf("the %s under the temporary name was replaced", kind)
+			}
+			sameFiles(t, join(dir, "src"), join(dir, "dst"))
+		})
+	}
+}
+
+func lstatT(t *testing.T, p string) *syscall.Stat_t {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return &st
+}
+
 // A leftover that another copy is still writing: the rerun fails, says
 // so, and the running copy finishes undisturbed.
 func TestResumeLiveLeftover(t *testing.T) {
