@@ -1,0 +1,506 @@
+package crashfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fastcpBin is the binary under test, built from the repository root by
+// TestMain.
+var fastcpBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "crashfs-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fastcpBin = filepath.Join(dir, "fastcp")
+	build := exec.Command("go", "build", "-o", fastcpBin, ".")
+	build.Dir = filepath.Join("..", "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building fastcp: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needFUSE skips a test without root or /dev/fuse, except under CI=true,
+// where skipping is a failure.
+func needFUSE(t *testing.T) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root (to mount FUSE without fusermount)"
+	} else if _, err := os.Stat("/dev/fuse"); err != nil {
+		why = "needs /dev/fuse"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s, and CI=true forbids skipping", why)
+	}
+	t.Skip(why)
+}
+
+// mounted returns a new filesystem and its mount point; the test unmounts
+// it at the end.
+func mounted(t *testing.T) (*FS, string) {
+	needFUSE(t)
+	fs := New()
+	mnt := t.TempDir()
+	t.Cleanup(func() { fs.Unmount() })
+	return fs, mnt
+}
+
+func mount(t *testing.T, fs *FS, mnt string) {
+	t.Helper()
+	if err := fs.Mount(mnt); err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+}
+
+func unmount(t *testing.T, fs *FS) {
+	t.Helper()
+	if err := fs.Unmount(); err != nil {
+		t.Fatalf("unmount: %v", err)
+	}
+}
+
+// run is one fastcp run.
+type run struct {
+	exit   int  // -1 when killed
+	killed bool // by the crash
+	out    string
+}
+
+func fastcp(args ...string) run {
+	cmd := exec.Command(fastcpBin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	r := run{out: out.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.exit = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			r.killed = true
+		}
+	default:
+		r.exit = -2
+		r.out += err.Error()
+	}
+	return r
+}
+
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// TestModel checks the model itself through the mount: what fsync makes
+// durable and what it does not, and the images a crash can leave.
+func TestModel(t *testing.T) {
+	fs, mnt := mounted(t)
+	fs.Setup("old", []byte("old content"), 0o644)
+	mount(t, fs, mnt)
+	p := filepath.Join(mnt, "f")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte(" world")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got, err := os.ReadFile(p); err != nil || string(got) != "hello world" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if err := os.Rename(filepath.Join(mnt, "old"), filepath.Join(mnt, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	sn := fs.Snapshot()
+	if sn.MetaOps() != 2 { // create f, rename old moved
+		t.Fatalf("%d volatile directory ops, want 2: %s", sn.MetaOps(), sn.Pending())
+	}
+	// Nothing kept: f never named, old still under its name.
+	im := sn.Image(0, DataAll)
+	if _, ok := im.Stat("f"); ok {
+		t.Error("f survives without its directory fsynced")
+	}
+	if e, ok := im.Stat("old"); !ok || string(e.Data) != "old content" {
+		t.Errorf("old after a crash that kept no rename: %q %v", e.Data, ok)
+	}
+	// The create kept: f holds its fsynced data, or more of what followed.
+	for p, want := range map[DataPolicy]string{DataLost: "hello", DataFirst: "hello world", DataAll: "hello world", DataZeros: "hello\x00\x00\x00\x00\x00\x00"} {
+		if e, ok := sn.Image(1, p).Stat("f"); !ok || string(e.Data) != want {
+			t.Errorf("%v: f = %q %v, want %q", p, e.Data, ok, want)
+		}
+	}
+	// The rename is atomic: one name or the other, never both or none.
+	for m := 0; m <= 2; m++ {
+		_, a := sn.Image(m, DataAll).Stat("old")
+		_, b := sn.Image(m, DataAll).Stat("moved")
+		if a == b {
+			t.Errorf("%d ops kept: old %v, moved %v", m, a, b)
+		}
+	}
+	// An fsync of the directory makes both entries durable.
+	d, err := os.Open(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	sn = fs.Snapshot()
+	if sn.MetaOps() != 0 {
+		t.Fatalf("after the directory fsync: %s", sn.Pending())
+	}
+	if e, ok := sn.Image(0, DataLost).Stat("f"); !ok || string(e.Data) != "hello" {
+		t.Errorf("f after directory fsync, unsynced data lost: %q %v", e.Data, ok)
+	}
+	// O_DSYNC writes are durable when they return.
+	g, err := os.OpenFile(filepath.Join(mnt, "f"), os.O_WRONLY|os.O_TRUNC|syscall.O_DSYNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Write([]byte("sync"))
+	g.Close()
+	if e, _ := fs.Snapshot().Image(0, DataLost).Stat("f"); string(e.Data) != "sync" {
+		t.Errorf("O_DSYNC write not durable: %q", e.Data)
+	}
+}
+
+// mode is one way of running fastcp that the power-cut test cuts under.
+type mode struct {
+	name  string
+	flags []string
+	// tree copies the small tree with -r; otherwise one file.
+	tree bool
+	// fresh: DEST does not exist before the copy.
+	fresh bool
+	// durable: exit 0 promises that the copy survives a power cut.
+	durable bool
+	// allowPartial: before exit 0 (and, without durable, after it), DEST
+	// may hold part of the new data: what the README says of --sync=none
+	// and --inplace.
+	allowPartial bool
+}
+
+var modes = []mode{
+	{name: "--sync=none", flags: []string{"--sync=none"}, allowPartial: true},
+	{name: "--sync=data", flags: []string{"--sync=data"}, durable: true},
+	{name: "--sync=data, no DEST before", flags: []string{"--sync=data"}, fresh: true, durable: true},
+	{name: "--sync=full", flags: []string{"--sync=full"}, durable: true},
+	{name: "--sync=osync", flags: []string{"--sync=osync"}, durable: true},
+	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
+	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
+	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
+	// --resume: add its modes here once it is on main (issue 14).
+}
+
+// fixture is what every crash point starts from and copies.
+type fixture struct {
+	src     string           // the single SOURCE (on the host's disk)
+	newData []byte           // its content
+	oldData []byte           // DEST's content before the copy
+	tree    string           // the tree SOURCE for -r
+	want    map[string]Entry // the tree, by relative path
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	fx := &fixture{src: filepath.Join(dir, "src"), newData: randomBytes(1, 3<<20+12345),
+		oldData: randomBytes(2, 1<<20+777), tree: filepath.Join(dir, "tree"), want: map[string]Entry{}}
+	if err := os.WriteFile(fx.src, fx.newData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []struct {
+		path string
+		size int
+	}{
+		{"a-empty", 0}, {"b-one", 1}, {"c", 100 << 10}, {"d", 300<<10 + 1}, {"sub/e", 4096},
+		{"sub/f", 64<<10 + 1}, {"sub/deeper/g", 200 << 10}, {"sub/deeper/h", 10}, {"z", 130 << 10},
+	}
+	for i, f := range files {
+		p := filepath.Join(fx.tree, f.path)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		data := randomBytes(uint64(10+i), f.size)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fx.want[f.path] = Entry{Mode: syscall.S_IFREG, Data: data}
+	}
+	if err := os.Symlink("c", filepath.Join(fx.tree, "link")); err != nil {
+		t.Fatal(err)
+	}
+	fx.want["link"] = Entry{Mode: syscall.S_IFLNK, Target: "c"}
+	fx.want["sub"] = Entry{Mode: syscall.S_IFDIR}
+	fx.want["sub/deeper"] = Entry{Mode: syscall.S_IFDIR}
+	return fx
+}
+
+// args returns fastcp's command line for m into mnt.
+func (fx *fixture) args(m mode, mnt string, again bool) []string {
+	args := slices.Clone(m.flags)
+	if again {
+		args = append(args, "-v")
+	}
+	if m.tree {
+		return append(args, "-T", fx.tree, filepath.Join(mnt, "dst"))
+	}
+	return append(args, fx.src, filepath.Join(mnt, "dst"))
+}
+
+// start resets fs to the state before the copy: DEST durable with its old
+// content, unless m is fresh or a tree.
+func (fx *fixture) start(fs *FS, m mode) {
+	fs.Reset(nil)
+	if !m.fresh && !m.tree {
+		fs.Setup("dst", fx.oldData, 0o644)
+	}
+}
+
+// describe says what data is, against the old and new content.
+func (fx *fixture) describe(data []byte) string {
+	switch {
+	case bytes.Equal(data, fx.newData):
+		return "the new content"
+	case bytes.Equal(data, fx.oldData):
+		return "the old content"
+	case len(data) == 0:
+		return "empty"
+	case !slices.ContainsFunc(data, func(b byte) bool { return b != 0 }):
+		return fmt.Sprintf("%d bytes of zeros", len(data))
+	case partOf(data, fx.newData):
+		return fmt.Sprintf("%d bytes, part of the new content (the rest missing or zeros)", len(data))
+	}
+	return fmt.Sprintf("%d bytes, neither old nor new", len(data))
+}
+
+// partOf reports whether data is some of want: no longer, and every byte
+// either want's or zero (never old data, never anything else).
+func partOf(data, want []byte) bool {
+	if len(data) > len(want) {
+		return false
+	}
+	for i, b := range data {
+		if b != 0 && b != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkFile checks DEST in one crash image; it returns the problem or "".
+func (fx *fixture) checkFile(m mode, im *Image, exitedOK bool) string {
+	e, ok := im.Stat("dst")
+	switch {
+	case !ok && m.fresh && !(exitedOK && m.durable):
+		return ""
+	case !ok:
+		return "DEST is missing"
+	case e.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return fmt.Sprintf("DEST is not a regular file (mode %o)", e.Mode)
+	case bytes.Equal(e.Data, fx.newData):
+		return ""
+	case exitedOK && m.durable:
+		return "fastcp exited 0, and DEST is " + fx.describe(e.Data)
+	case !m.fresh && bytes.Equal(e.Data, fx.oldData):
+		return ""
+	case m.allowPartial && partOf(e.Data, fx.newData):
+		return ""
+	}
+	return "DEST is " + fx.describe(e.Data)
+}
+
+// checkTree checks the copied tree in one crash image.
+func (fx *fixture) checkTree(im *Image, exitedOK bool) []string {
+	var bad []string
+	seen := map[string]bool{}
+	for _, p := range im.Walk() {
+		rel, ok := strings.CutPrefix(p, "dst/")
+		if !ok {
+			if p != "dst" {
+				bad = append(bad, fmt.Sprintf("%s: not in the tree", p))
+			}
+			continue
+		}
+		if strings.HasPrefix(filepath.Base(rel), ".fastcp-") {
+			if exitedOK {
+				bad = append(bad, fmt.Sprintf("%s: a temporary file after exit 0", p))
+			}
+			continue
+		}
+		want, ok := fx.want[rel]
+		e, _ := im.Stat(p)
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s: not in the source tree", p))
+		case !e.Equal(want):
+			bad = append(bad, fmt.Sprintf("%s: %s (mode %o) instead of the source's %d bytes", p, fx.describe(e.Data), e.Mode, len(want.Data)))
+		}
+		seen[rel] = true
+	}
+	if exitedOK {
+		if _, ok := im.Stat("dst"); !ok {
+			bad = append(bad, "fastcp exited 0, and the new directory dst is missing")
+		}
+		for _, rel := range slices.Sorted(mapsKeys(fx.want)) {
+			if !seen[rel] {
+				bad = append(bad, fmt.Sprintf("fastcp exited 0, and dst/%s is missing", rel))
+			}
+		}
+	}
+	return bad
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// temps lists the temporary files of an image.
+func temps(im *Image) []string {
+	var out []string
+	for _, p := range im.Walk() {
+		if strings.HasPrefix(filepath.Base(p), ".fastcp-") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// crashPoint runs fastcp in mode m with the power cut after the k-th
+// operation (k past the end: after fastcp exited), checks every image the
+// crash may leave, reboots into one of them and checks that the next run
+// cleans up and succeeds. It returns the violations.
+func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (bad []string) {
+	fx.start(fs, m)
+	mount(t, fs, mnt)
+	fs.Arm(k)
+	r := fastcp(fx.args(m, mnt, false)...)
+	fs.CrashNow() // the power cut after the run (a no-op when it crashed)
+	_, trace := fs.Ops()
+	sn := fs.Snapshot()
+	unmount(t, fs)
+	where := fmt.Sprintf("%s, crash after operation %d", m.name, k)
+	if k > 0 && k <= len(trace) {
+		where += " (" + trace[k-1] + ")"
+	}
+	defer func() {
+		for i := range bad {
+			bad[i] = where + ": " + bad[i]
+		}
+	}()
+	if !r.killed && r.exit != 0 {
+		return []string{fmt.Sprintf("fastcp exited %d before the crash: %s", r.exit, r.out)}
+	}
+	exitedOK := !r.killed
+	for _, im := range sn.Images() {
+		var problems []string
+		if m.tree {
+			problems = fx.checkTree(im, exitedOK)
+		} else if p := fx.checkFile(m, im, exitedOK); p != "" {
+			problems = []string{p}
+		}
+		for _, p := range problems {
+			bad = append(bad, fmt.Sprintf("%s [%s; %s]", p, im, sn.Pending()))
+		}
+	}
+	// The reboot: every directory change kept, data as one of the policies.
+	im := sn.Image(sn.MetaOps(), DataPolicies[k%len(DataPolicies)])
+	left := temps(im)
+	fs.Reset(im)
+	mount(t, fs, mnt)
+	defer unmount(t, fs)
+	r = fastcp(fx.args(m, mnt, true)...)
+	if r.exit != 0 {
+		return append(bad, fmt.Sprintf("the run after the reboot [%s] exited %d: %s", im, r.exit, r.out))
+	}
+	now := fs.Now()
+	if m.tree {
+		for _, p := range fx.checkTree(now, true) {
+			bad = append(bad, "after the next run: "+p)
+		}
+	} else if e, _ := now.Stat("dst"); !bytes.Equal(e.Data, fx.newData) {
+		bad = append(bad, "after the next run, DEST is "+fx.describe(e.Data))
+	}
+	for _, p := range temps(now) {
+		bad = append(bad, fmt.Sprintf("after the next run, the temporary file %s is still there", p))
+	}
+	for _, p := range left {
+		if !strings.Contains(r.out, filepath.Base(p)) {
+			bad = append(bad, fmt.Sprintf("the next run removed the leftover %s without naming it: %q", p, r.out))
+		}
+	}
+	return bad
+}
+
+// TestPowerCut crashes every mode at every operation of the copy.
+func TestPowerCut(t *testing.T) {
+	fs, mnt := mounted(t)
+	fx := newFixture(t)
+	points, violations := 0, 0
+	for _, m := range modes {
+		// A run without a crash counts the operations.
+		fx.start(fs, m)
+		mount(t, fs, mnt)
+		fs.Arm(-1)
+		r := fastcp(fx.args(m, mnt, false)...)
+		n, trace := fs.Ops()
+		unmount(t, fs)
+		if r.exit != 0 {
+			t.Fatalf("%s: fastcp exited %d without a crash: %s", m.name, r.exit, r.out)
+		}
+		t.Logf("%s: %d operations: %s", m.name, n, strings.Join(trace, ", "))
+		for k := 0; k <= n; k++ {
+			bad := fx.crashPoint(t, fs, mnt, m, k)
+			points++
+			violations += len(bad)
+			for i, b := range bad {
+				if i == 3 {
+					t.Errorf("... and %d more at this crash point", len(bad)-3)
+					break
+				}
+				t.Error(b)
+			}
+		}
+	}
+	fmt.Printf("power-cut: %d crash points, %d modes, %d violations\n", points, len(modes), violations)
+	if points < 300 {
+		t.Errorf("only %d crash points", points)
+	}
+}
