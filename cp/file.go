@@ -435,7 +435,7 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(output.Copying(src, dst))
 	}
-	err = durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
+	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
 		if err := os.Symlink(link, tmp); err != nil {
 			return err
 		}
@@ -460,7 +460,7 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(output.Copying(src, dst))
 	}
-	err := durability.Replace(strings.TrimRight(dst, "/"), func(tmp string) error {
+	err := a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
 		// mknod applies the umask, as creating a file does.
 		if err := unix.Mknod(tmp, st.Mode&(unix.S_IFMT|0o777), int(st.Rdev)); err != nil {
 			return err
@@ -494,12 +494,30 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(output.Copying(src, dst))
 	}
-	err = durability.Replace(dst, func(tmp string) error { return os.Link(first, tmp) })
+	err = a.replaceEntry(r, dst, func(tmp string) error { return os.Link(first, tmp) })
 	if err != nil {
 		r.fail(output.EntryError("cannot create hard link", dst, err))
 		return
 	}
 	a.madeEntry(dst)
+}
+
+// replaceEntry puts a link, FIFO or device node at dst with
+// durability.Replace and, when the first temporary name was taken, sweeps
+// the leftovers for dst as a file copy does: a power cut between Replace's
+// create and its rename leaves the entry under that name, and nothing else
+// would ever name or remove it (found by the crash-simulating filesystem,
+// integration_test/crashfs).
+func (a *app) replaceEntry(r *record, dst string, create func(tmp string) error) error {
+	first, taken := durability.FirstTemp(dst), false
+	err := durability.Replace(dst, func(tmp string) error {
+		taken = taken || tmp != first
+		return create(tmp)
+	})
+	if taken {
+		a.sweepLeftovers(r, dst, dst)
+	}
+	return err
 }
 
 // unverifiable explains why --verify cannot check a file of fi's type, or
