@@ -44,6 +44,7 @@ lint:
 test: lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 . ./cp/ ./output/ ./copier/ ./flags/ ./durability/ ./benchmark/
 	$(GO) test -count=1 -timeout 20m ./integration_test/
+	cd integration_test/crashfs && $(GO) vet . && $(GO) test -count=1 -timeout 10m
 
 # fastcp against cp, dd and io.Copy (peerbench), then the durability modes
 # against cp && sync, dd conv=fdatasync and fio (durabench): medians, ratios,

@@ -3,7 +3,9 @@ package crashfs
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,7 +217,7 @@ func (fs *FS) op(h *fuse.InHeader, what string) bool {
 	}
 	if fs.crashAt >= 0 && fs.ops == fs.crashAt {
 		fs.crashed = true
-		if h.Pid != 0 {
+		if h.Pid != 0 && tgid(int(h.Pid)) != os.Getpid() {
 			// kill(2) with a thread's id signals its whole process.
 			syscall.Kill(int(h.Pid), syscall.SIGKILL)
 		}
@@ -251,6 +253,22 @@ func (fs *FS) nameOf(ino uint64) string {
 		}
 	}
 	return fmt.Sprintf("#%d", ino)
+}
+
+// tgid returns the process a thread belongs to (0 if it is gone): the
+// crash never kills the test itself.
+func tgid(tid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 func now() int64 { return time.Now().UnixNano() }
