@@ -27,6 +27,11 @@ const (
 	DefaultCheckpointInterval = 5 * time.Second
 )
 
+// defaultCheckpointBytes is DefaultCheckpointBytes, except in a binary
+// built with the fastcp_crashfs tag (checkpoint_crashfs.go) for the
+// power-cut test, which needs checkpoints within a file of a few MiB.
+var defaultCheckpointBytes int64 = DefaultCheckpointBytes
+
 // checkpointer is the state of one copy's checkpoints.
 type checkpointer struct {
 	record   func(off int64) error
@@ -47,7 +52,7 @@ func newCheckpointer(o Options) *checkpointer {
 	}
 	k := &checkpointer{record: o.Checkpoint, every: o.CheckpointBytes, interval: o.CheckpointInterval, done: make(chan error, 1), now: time.Now}
 	if k.every <= 0 {
-		k.every = DefaultCheckpointBytes
+		k.every = defaultCheckpointBytes
 	}
 	if k.interval <= 0 {
 		k.interval = DefaultCheckpointInterval

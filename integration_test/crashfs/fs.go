@@ -42,10 +42,11 @@ type FS struct {
 }
 
 // handle is an open file: which inode, and whether its writes are
-// synchronous (O_SYNC or O_DSYNC).
+// synchronous: O_DSYNC (sync), O_SYNC (sync and full).
 type handle struct {
 	ino  uint64
 	sync bool
+	full bool
 }
 
 // Fault makes matching operations fail.
@@ -200,6 +201,7 @@ func (fs *FS) Setup(path string, data []byte, mode uint32) {
 	}
 	n := fs.s.newInode(syscall.S_IFREG|mode, now)
 	n.data, n.durable = slices.Clone(data), slices.Clone(data)
+	n.uid, n.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	name := parts[len(parts)-1]
 	dir.kids[name], dir.dkids[name] = n.ino, n.ino
 }
@@ -474,7 +476,7 @@ func (fs *FS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out
 
 func (fs *FS) openHandle(n *inode, flags uint32, out *fuse.OpenOut) {
 	fs.nextFh++
-	fs.handles[fs.nextFh] = handle{ino: n.ino, sync: flags&syscall.O_DSYNC != 0}
+	fs.handles[fs.nextFh] = handle{ino: n.ino, sync: flags&syscall.O_DSYNC != 0, full: flags&syscall.O_SYNC == syscall.O_SYNC}
 	out.Fh = fs.nextFh
 	out.OpenFlags = fuse.FOPEN_DIRECT_IO
 }
@@ -540,6 +542,9 @@ func (fs *FS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint
 		return 0, fuse.Status(e)
 	}
 	fs.s.writeData(n, dataOp{off: int64(in.Offset), buf: data}, hd.sync)
+	if hd.full {
+		fs.s.syncData(n, true)
+	}
 	n.mtime = now()
 	return uint32(len(data)), fuse.OK
 }
@@ -591,7 +596,7 @@ func (fs *FS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 		n.pending = nil
 		return fuse.Status(e)
 	}
-	fs.s.syncData(n)
+	fs.s.syncData(n, call == "fsync")
 	return fuse.OK
 }
 

@@ -23,8 +23,11 @@
 //     changes directories, and those changes are volatile until the
 //     directory holding them is fsynced. A rename between two directories
 //     is two changes, each durable with its own directory.
-//   - Inode attributes (mode, owner, times, extended attributes) are kept
-//     as last set, durable or not: the tests check data and names only.
+//   - Extended attributes are durable once the file is fsynced (not
+//     fdatasynced: they are not needed to read the data back). --resume
+//     keeps its checkpoint in one. The other inode attributes (mode,
+//     owner, times) are kept as last set: the tests check data, names and
+//     what --resume reads back.
 //
 // At a crash, what reaches the disk is any state the model permits, which
 // is not one state but many. Directory changes are journalled in order, as
@@ -33,7 +36,10 @@
 // written back in no order relative to them: a crash state keeps none of a
 // file's unsynced changes, only the first, the first half, all of them, or
 // the sizes but not the bytes (a file of the right length that reads as
-// zeros, as xfs can leave one). Snapshot.Images lists every combination.
+// zeros, as xfs can leave one). Unsynced extended attributes are lost with
+// the data in the first policy and kept in the others (the one that hurts:
+// a record newer than the data it describes). Snapshot.Images lists every
+// combination.
 //
 // # Crash points
 //
@@ -68,8 +74,9 @@ type inode struct {
 	mtime  int64 // nanoseconds
 	atime  int64
 	ctime  int64
-	xattr  map[string][]byte
-	target string // symbolic link
+	xattr  map[string][]byte // as last set
+	dxattr map[string][]byte // as on the disk
+	target string            // symbolic link
 
 	// Regular files: what reads return, what is on the disk, and the
 	// changes made since the last flush, in order.
@@ -189,8 +196,12 @@ func (s *state) setEntry(dir *inode, name string, ino uint64) dirChange {
 	return dirChange{dir: dir.ino, name: name, ino: ino}
 }
 
-// syncData makes a file's data durable (fsync, fdatasync, O_DSYNC writes).
-func (s *state) syncData(n *inode) {
+// syncData makes a file's data durable (fsync, fdatasync, O_DSYNC writes);
+// full (fsync, O_SYNC writes) its extended attributes too.
+func (s *state) syncData(n *inode, full bool) {
+	if full {
+		n.dxattr = maps.Clone(n.xattr)
+	}
 	if !n.isReg() {
 		return
 	}
@@ -225,7 +236,7 @@ func (s *state) syncDir(n *inode) {
 func (s *state) writeData(n *inode, op dataOp, sync bool) {
 	n.data = op.apply(n.data, false)
 	if sync {
-		s.syncData(n)
+		s.syncData(n, false)
 		return
 	}
 	if op.buf != nil {
@@ -241,6 +252,7 @@ func (s *state) clone() *state {
 	for ino, n := range s.inodes {
 		m := *n
 		m.xattr = maps.Clone(n.xattr)
+		m.dxattr = maps.Clone(n.dxattr)
 		m.data = slices.Clone(n.data)
 		m.durable = slices.Clone(n.durable)
 		m.pending = slices.Clone(n.pending)
@@ -355,6 +367,14 @@ func (im *Image) content(ino uint64) []byte {
 	return d
 }
 
+// xattrs returns an inode's extended attributes in this image.
+func (im *Image) xattrs(n *inode) map[string][]byte {
+	if im.policy == DataLost {
+		return n.dxattr
+	}
+	return n.xattr
+}
+
 // lookup resolves a slash-separated path from the root ("" is the root).
 func (im *Image) lookup(p string) (*inode, bool) {
 	n := im.s.inodes[rootIno]
@@ -431,7 +451,8 @@ func (im *Image) reboot() *state {
 		}
 		old := im.s.inodes[ino]
 		n := &inode{ino: ino, mode: old.mode, uid: old.uid, gid: old.gid, mtime: old.mtime,
-			atime: old.atime, ctime: old.ctime, xattr: maps.Clone(old.xattr), target: old.target}
+			atime: old.atime, ctime: old.ctime, xattr: maps.Clone(im.xattrs(old)), target: old.target}
+		n.dxattr = maps.Clone(n.xattr)
 		s.inodes[ino] = n
 		switch {
 		case n.isReg():

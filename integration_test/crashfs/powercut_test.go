@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,8 +16,10 @@ import (
 )
 
 // fastcpBin is the binary under test, built from the repository root by
-// TestMain.
-var fastcpBin string
+// TestMain; resumeBin is the same built with the fastcp_crashfs tag, which
+// only makes --resume checkpoint every 256 KiB instead of every GiB (or
+// 5 s), so that a copy of a few MiB has checkpoints to cut between.
+var fastcpBin, resumeBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "crashfs-bin-")
@@ -24,13 +27,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fastcpBin = filepath.Join(dir, "fastcp")
-	build := exec.Command("go", "build", "-o", fastcpBin, ".")
-	build.Dir = filepath.Join("..", "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building fastcp: %v\n%s", err, out)
-		os.Exit(1)
+	fastcpBin, resumeBin = filepath.Join(dir, "fastcp"), filepath.Join(dir, "fastcp-resume")
+	for bin, tags := range map[string]string{fastcpBin: "", resumeBin: "fastcp_crashfs"} {
+		build := exec.Command("go", "build", "-tags="+tags, "-o", bin, ".")
+		build.Dir = filepath.Join("..", "..")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building fastcp: %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -87,8 +92,10 @@ type run struct {
 	out    string
 }
 
-func fastcp(args ...string) run {
-	cmd := exec.Command(fastcpBin, args...)
+func fastcp(args ...string) run { return fastcpWith(fastcpBin, args...) }
+
+func fastcpWith(bin string, args ...string) run {
+	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -212,6 +219,16 @@ type mode struct {
 	// may hold part of the new data: what the README says of --sync=none
 	// and --inplace.
 	allowPartial bool
+	// resume: run resumeBin; the next run after the cut continues the
+	// leftover (--resume), and must get DEST exactly right.
+	resume bool
+}
+
+func (m mode) run(args ...string) run {
+	if m.resume {
+		return fastcpWith(resumeBin, args...)
+	}
+	return fastcp(args...)
 }
 
 var modes = []mode{
@@ -223,7 +240,10 @@ var modes = []mode{
 	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
-	// --resume: add its modes here once it is on main (issue 14).
+	// The rw loop checkpoints between its calls; sendfile moves a file
+	// of a few MiB in one call, with no checkpoint inside.
+	{name: "--resume --sync=data", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true},
+	{name: "--resume", flags: []string{"--resume", "--strategy=rw"}, allowPartial: true, resume: true},
 }
 
 // fixture is what every crash point starts from and copies.
@@ -233,12 +253,15 @@ type fixture struct {
 	oldData []byte           // DEST's content before the copy
 	tree    string           // the tree SOURCE for -r
 	want    map[string]Entry // the tree, by relative path
+	// resumed counts, per mode, the runs after a cut that continued a
+	// leftover from a checkpoint past 0.
+	resumed map[string]int
 }
 
 func newFixture(t *testing.T) *fixture {
 	dir := t.TempDir()
 	fx := &fixture{src: filepath.Join(dir, "src"), newData: randomBytes(1, 3<<20+12345),
-		oldData: randomBytes(2, 1<<20+777), tree: filepath.Join(dir, "tree"), want: map[string]Entry{}}
+		oldData: randomBytes(2, 1<<20+777), tree: filepath.Join(dir, "tree"), want: map[string]Entry{}, resumed: map[string]int{}}
 	if err := os.WriteFile(fx.src, fx.newData, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +295,9 @@ func (fx *fixture) args(m mode, mnt string, again bool) []string {
 	args := slices.Clone(m.flags)
 	if again {
 		args = append(args, "-v")
+		if m.resume {
+			args = append(args, "--debug") // says where it resumed
+		}
 	}
 	if m.tree {
 		return append(args, "-T", fx.tree, filepath.Join(mnt, "dst"))
@@ -409,7 +435,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	fx.start(fs, m)
 	mount(t, fs, mnt)
 	fs.Arm(k)
-	r := fastcp(fx.args(m, mnt, false)...)
+	r := m.run(fx.args(m, mnt, false)...)
 	fs.CrashNow() // the power cut after the run (a no-op when it crashed)
 	_, trace := fs.Ops()
 	sn := fs.Snapshot()
@@ -449,9 +475,12 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	fs.Reset(im)
 	mount(t, fs, mnt)
 	defer unmount(t, fs)
-	r = fastcp(fx.args(m, mnt, true)...)
+	r = m.run(fx.args(m, mnt, true)...)
 	if r.exit != 0 {
 		return append(bad, fmt.Sprintf("the run after the reboot [%s] exited %d: %s", im, r.exit, r.out))
+	}
+	if off := resumedFrom.FindStringSubmatch(r.out); off != nil && off[1] != "0" {
+		fx.resumed[m.name]++
 	}
 	now := fs.Now()
 	if m.tree {
@@ -462,8 +491,15 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 		bad = append(bad, "after the next run, DEST is "+fx.describe(e.Data))
 	}
 	// Every leftover is removed or named (a warning for what fastcp
-	// cannot judge): -v says "removed 'x'" for one it removed.
+	// cannot judge): -v says "removed 'x'" for one it removed. With
+	// --resume the leftover becomes DEST: continued, or started over.
 	for _, p := range left {
+		if m.resume {
+			if slices.Contains(temps(now), p) {
+				bad = append(bad, fmt.Sprintf("the next run with --resume left the leftover %s: %q", p, r.out))
+			}
+			continue
+		}
 		if !strings.Contains(r.out, filepath.Base(p)) {
 			bad = append(bad, fmt.Sprintf("the next run did not name the leftover %s: %q", p, r.out))
 		}
@@ -476,39 +512,52 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	return bad
 }
 
+// resumedFrom finds --debug's line for a copy that continues a leftover.
+var resumedFrom = regexp.MustCompile(`resume: .* from offset (\d+) of`)
+
 // TestPowerCut crashes every mode at every operation of the copy.
 func TestPowerCut(t *testing.T) {
 	fs, mnt := mounted(t)
 	fx := newFixture(t)
-	points, violations := 0, 0
+	points, violations, ran := 0, 0, 0
 	for _, m := range modes {
-		// A run without a crash counts the operations.
-		fx.start(fs, m)
-		mount(t, fs, mnt)
-		fs.Arm(-1)
-		r := fastcp(fx.args(m, mnt, false)...)
-		n, trace := fs.Ops()
-		unmount(t, fs)
-		if r.exit != 0 {
-			t.Fatalf("%s: fastcp exited %d without a crash: %s", m.name, r.exit, r.out)
-		}
-		t.Logf("%s: %d operations: %s", m.name, n, strings.Join(trace, ", "))
-		for k := 0; k <= n; k++ {
-			bad := fx.crashPoint(t, fs, mnt, m, k)
-			points++
-			violations += len(bad)
-			for i, b := range bad {
-				if i == 3 {
-					t.Errorf("... and %d more at this crash point", len(bad)-3)
-					break
-				}
-				t.Error(b)
+		// One subtest per mode: go test -run 'TestPowerCut/--resume' for one.
+		t.Run(m.name, func(t *testing.T) {
+			ran++
+			// A run without a crash counts the operations.
+			fx.start(fs, m)
+			mount(t, fs, mnt)
+			fs.Arm(-1)
+			r := m.run(fx.args(m, mnt, false)...)
+			n, trace := fs.Ops()
+			unmount(t, fs)
+			if r.exit != 0 {
+				t.Fatalf("fastcp exited %d without a crash: %s", r.exit, r.out)
 			}
-		}
+			t.Logf("%d operations: %s", n, strings.Join(trace, ", "))
+			for k := 0; k <= n; k++ {
+				bad := fx.crashPoint(t, fs, mnt, m, k)
+				points++
+				violations += len(bad)
+				for i, b := range bad {
+					if i == 3 {
+						t.Errorf("... and %d more at this crash point", len(bad)-3)
+						break
+					}
+					t.Error(b)
+				}
+			}
+			if m.resume {
+				t.Logf("%d runs after a cut continued from a checkpoint", fx.resumed[m.name])
+				if fx.resumed[m.name] == 0 {
+					t.Error("no run after a cut continued from a checkpoint: the mode tests nothing of --resume")
+				}
+			}
+		})
 	}
-	fmt.Printf("power-cut: %d crash points, %d modes, %d violations\n", points, len(modes), violations)
-	if points < 300 {
-		t.Errorf("only %d crash points", points)
+	fmt.Printf("power-cut: %d crash points, %d modes, %d violations\n", points, ran, violations)
+	if ran == len(modes) && (points < 300 || ran < 7) {
+		t.Errorf("only %d crash points over %d modes", points, ran)
 	}
 }
 
@@ -532,7 +581,7 @@ func TestPowerCutRegressions(t *testing.T) {
 		fx.start(fs, m)
 		mount(t, fs, mnt)
 		fs.Arm(-1)
-		fastcp(fx.args(m, mnt, false)...)
+		m.run(fx.args(m, mnt, false)...)
 		_, trace := fs.Ops()
 		unmount(t, fs)
 		k := slices.Index(trace, c.after)
