@@ -34,6 +34,9 @@ import (
 // resume record.
 const ResumeXattr = "user.fastcp.temp"
 
+// resumeAlign is what a resumed copy's start is rounded down to.
+const resumeAlign = 1 << 20
+
 // resumeMagic starts every record: its format, version 1.
 const resumeMagic = "fastcp-resume-1"
 
@@ -331,6 +334,15 @@ func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Dest
 		return fresh(WhyForeign, fmt.Sprintf("its checkpoint %d lies past the end of the file", r.Checkpoint), true)
 	case r.Checkpoint == 0:
 		return fresh(WhyNoCheckpoint, "no checkpoint was recorded", true)
+	}
+	if r.Checkpoint < id.Size {
+		// Continue at a MiB boundary: O_DIRECT (the direct strategy) and
+		// FICLONERANGE need aligned offsets, and the checkpoint of an
+		// interrupted copy is usually one already.
+		r.Checkpoint &^= resumeAlign - 1
+		if r.Checkpoint == 0 {
+			return fresh(WhyNoCheckpoint, "the checkpoint lies within the first MiB", true)
+		}
 	}
 	if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, r.Checkpoint) }); err != nil {
 		return fresh(WhyForeign, "cutting it back to its checkpoint: "+err.Error(), false)

@@ -72,7 +72,7 @@ func TestStartRecordWithoutUserXattrs(t *testing.T) {
 func TestContinueFromCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
-	id := srcID(t, dir, 1<<20)
+	id := srcID(t, dir, 8<<20)
 	d, err := Create(dst, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -80,11 +80,11 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	if err := d.StartRecord(id, new(atomic.Int64)); err != nil {
 		t.Fatal(err)
 	}
-	d.File.Write(make([]byte, 300000))
-	if err := d.Checkpoint(200000); err != nil {
+	d.File.Write(make([]byte, 3<<20+12345))
+	if err := d.Checkpoint(2<<20+5000); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Checkpoint(100000); err != nil { // older: ignored
+	if err := d.Checkpoint(1 << 20); err != nil { // older: ignored
 		t.Fatal(err)
 	}
 	// The process dies: its file stays, with its lock released.
@@ -108,20 +108,20 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.StartRecord(id, nil)
-	d.File.Write(make([]byte, 300000))
-	d.Checkpoint(200000)
+	d.File.Write(make([]byte, 3<<20+12345))
+	d.Checkpoint(2<<20+5000)
 	reg.Lock()
 	delete(reg.temps, d.TempPath())
 	forgetKeeper(d.TempPath())
 	reg.Unlock()
 	d.File.Close()
 	r, release, start, err := Continue(dst, id, Options{}, new(atomic.Int64))
-	if err != nil || start != 200000 {
-		t.Fatalf("Continue: start %d, %v; want 200000", start, err)
+	if err != nil || start != 2<<20 {
+		t.Fatalf("Continue: start %d, %v; want the checkpoint rounded down to a MiB", start, err)
 	}
 	defer release()
 	defer r.Abort()
-	if fi, _ := r.File.Stat(); fi.Size() != 200000 {
+	if fi, _ := r.File.Stat(); fi.Size() != 2<<20 {
 		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", fi.Size())
 	}
 	// A second run meanwhile finds it locked.
