@@ -57,8 +57,8 @@ type Row struct {
 	SysS       float64 `json:"sys_s"`    // median system CPU seconds of the copying thread
 	Syscalls   int64   `json:"syscalls"` // median system calls the copier made
 	// Calls breaks Syscalls down by the copier's own counters: one entry per
-	// strategy ("reflink", "copy_file_range", "sendfile", "splice", "rw")
-	// and "other" (fstat, lseek, ftruncate), always all six.
+	// strategy ("reflink", "copy_file_range", "direct", "sendfile", "splice", "rw")
+	// and "other" (fstat, lseek, ftruncate), always all seven.
 	Calls     map[string]CallCount `json:"calls"`
 	OpenFlags string               `json:"open_flags"` // section 3: O_SYNC/O_DSYNC as fcntl(F_GETFL) saw them on the destination, else ""
 	// SharedExtents is true when the copy shares extents with the source
@@ -108,7 +108,7 @@ type SyscallCost struct {
 }
 
 // callKeys are the keys of Row.Calls, in table order.
-var callKeys = []string{"reflink", "copy_file_range", "sendfile", "splice", "rw", "other"}
+var callKeys = []string{"reflink", "copy_file_range", "direct", "sendfile", "splice", "rw", "other"}
 
 // callsOf turns the copier's counters into Row.Calls.
 func callsOf(r *copier.Result) map[string]CallCount {

@@ -26,7 +26,7 @@ _fastcp()
 
     local values=
     case $prev in
-        --strategy) values='auto reflink copy_file_range sendfile splice rw' ;;
+        --strategy) values='auto reflink copy_file_range direct sendfile splice rw' ;;
         --reflink) values='auto always never' ;;
         --sparse) values='auto always never' ;;
         --sync) values='none data full osync odsync' ;;

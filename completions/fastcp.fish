@@ -43,6 +43,7 @@ complete -c fastcp -l strategy -x -d 'Copy mechanism' -a '
     auto\t"Try every strategy in order, falling back when refused"
     reflink\t"FICLONE/FICLONERANGE: share the source\'s extents"
     copy_file_range\t"Copy inside the kernel with copy_file_range(2)"
+    direct\t"O_DIRECT on both files, past the page cache"
     sendfile\t"Copy inside the kernel with sendfile(2)"
     splice\t"splice(2) through a pipe sized with F_SETPIPE_SZ"
     rw\t"Read/write loop (--buffer-size)"'

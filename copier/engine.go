@@ -29,7 +29,11 @@ const minDefaultBuffer = 256 << 10
 func Copy(dst, src *os.File, opts Options) (Result, error) {
 	var res Result
 	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
+	c.dio.src = -1
 	err := c.run()
+	if derr := c.directEnd(); derr != nil && err == nil {
+		err = derr
+	}
 	if cerr := c.checkpointEnd(); err == nil {
 		err = cerr
 	}
@@ -72,6 +76,8 @@ type copier struct {
 	hookErr    error // what the Written hook returned: ends the copy
 
 	ckpt *checkpointer // nil: no checkpoints
+
+	dio directState
 }
 
 func isPositional(mode uint32) bool {
@@ -207,6 +213,9 @@ func (c *copier) buildChain(empty bool) {
 	case o.Strategy != Auto:
 		c.forced = true
 		c.chain = []Strategy{o.Strategy}
+		if o.Strategy == Direct {
+			c.res.Direct.Choice = DirectForced
+		}
 	case o.Reflink == ReflinkAlways:
 		c.forced = true
 		c.chain = []Strategy{Reflink}
@@ -219,6 +228,9 @@ func (c *copier) buildChain(empty bool) {
 		regular := c.dstRegular && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
 		if o.Reflink != ReflinkNever && regular {
 			c.chain = append(c.chain, Reflink)
+		}
+		if c.chooseDirect(regular) {
+			c.chain = append(c.chain, Direct)
 		}
 		if !c.zeros && !o.SyncWrites {
 			// copy_file_range may share extents (xfs, btrfs, NFS): cp
@@ -307,6 +319,8 @@ func (c *copier) probe() error {
 		if err = c.openPipe(); err == nil {
 			_, err = retry(&st.Calls, func() (int64, error) { return splice(c.src, c.srcOff(0), c.pipe[1], nil, 0, spliceFlags) })
 		}
+	case Direct:
+		err = c.directSetup()
 	}
 	if err == nil {
 		return nil
@@ -392,6 +406,10 @@ func (c *copier) noteRefusal(s Strategy) {
 // an error. A zero return before the strategy moved any byte of this file
 // is a refusal (ErrZeroReturn), except for rw, where it is EOF.
 func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bool, err error) {
+	if s == Direct {
+		// One pipeline for the whole range; it counts as it writes.
+		return c.direct(off, length)
+	}
 	st := &c.res.Stats[s]
 	for length != 0 {
 		want := int64(maxRWCount)
@@ -483,6 +501,8 @@ func callName(s Strategy) string {
 		return "sendfile"
 	case Splice:
 		return "splice"
+	case Direct:
+		return "pread64"
 	}
 	return "read"
 }

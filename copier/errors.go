@@ -29,10 +29,17 @@ var errBadStart = errors.New("the offset must be within a regular source and des
 // fallback.
 func refusal(err error) bool {
 	var errno unix.Errno
-	if errors.Is(err, ErrZeroReturn) || errors.Is(err, ErrEarlyZero) {
+	if errors.Is(err, ErrZeroReturn) || errors.Is(err, ErrEarlyZero) || errors.Is(err, ErrShortRead) {
 		// copy_file_range on procfs/sysfs files before 5.3 and after
 		// cross-filesystem copies were allowed; sendfile/splice on files
-		// whose read side gives nothing to splice.
+		// whose read side gives nothing to splice; an O_DIRECT read that
+		// ended unaligned before the end of the file.
+		return true
+	}
+	var u *unavailable
+	if errors.As(err, &u) {
+		// Direct's setup (reopening the source, aligning the buffers)
+		// cannot be done here; the descriptors are untouched.
 		return true
 	}
 	if !errors.As(err, &errno) {

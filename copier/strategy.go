@@ -17,18 +17,22 @@ import (
 // Strategy names a copy mechanism.
 type Strategy int
 
-// The strategies, in the order Auto tries them.
+// The strategies, in the order --strategy lists them. Auto tries them in
+// this order, except that it puts Direct right after Reflink when it picks
+// it (a large source mostly not in the page cache, see direct.go) and
+// leaves it out otherwise.
 const (
 	Auto Strategy = iota
 	Reflink
 	CopyFileRange
+	Direct
 	Sendfile
 	Splice
 	RW
 	numStrategies
 )
 
-var strategyNames = [numStrategies]string{"auto", "reflink", "copy_file_range", "sendfile", "splice", "rw"}
+var strategyNames = [numStrategies]string{"auto", "reflink", "copy_file_range", "direct", "sendfile", "splice", "rw"}
 
 func (s Strategy) String() string {
 	if s < 0 || s >= numStrategies {
@@ -37,9 +41,10 @@ func (s Strategy) String() string {
 	return strategyNames[s]
 }
 
-// Strategies returns the concrete strategies in the order Auto tries them.
+// Strategies returns the concrete strategies in the order --strategy lists
+// them.
 func Strategies() []Strategy {
-	return []Strategy{Reflink, CopyFileRange, Sendfile, Splice, RW}
+	return []Strategy{Reflink, CopyFileRange, Direct, Sendfile, Splice, RW}
 }
 
 // StrategyNames returns every value --strategy accepts, "auto" first.
@@ -114,6 +119,24 @@ type Options struct {
 	SourceStat *unix.Stat_t
 	// DestStat, likewise, is an fstat of dst made since it was opened.
 	DestStat *unix.Stat_t
+	// NoCache (--nocache) makes Auto prefer Direct for any source of
+	// directNoCacheMinBytes or more, cached or not: nothing of the copy
+	// then enters the page cache.
+	NoCache bool
+	// Flush says the destination is flushed (fdatasync/fsync) when the
+	// copy ends: the copy waits for the device anyway, so Auto picks
+	// Direct for a cold source from DirectMinBytes on; without it only
+	// from the dirty page limit on.
+	Flush bool
+	// SourceCached, when set, tells how many bytes of the source are in
+	// the page cache (cachestat(2)); Auto asks it only for a source large
+	// enough for Direct. Without it (or when it fails) Auto never picks
+	// Direct unless NoCache asks for it.
+	SourceCached func() (int64, error)
+	// WrittenDirect, when set, is called instead of Written for bytes that
+	// Direct wrote with O_DIRECT: they are on their way to the device
+	// already, with no dirty page left to write back.
+	WrittenDirect func(off, n int64) error
 	// Memo, when set, remembers mechanisms a filesystem pair refused, so a
 	// run over many files does not pay for the same refusal on every file.
 	Memo *Memo
@@ -199,6 +222,7 @@ type Result struct {
 	// counts them too); Checkpoint is the last offset recorded.
 	Checkpoints int
 	Checkpoint  int64
+	Direct      DirectInfo
 }
 
 // Syscalls is the total number of system calls the copy made.

@@ -1,6 +1,10 @@
 package copier
 
-import "golang.org/x/sys/unix"
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
 
 // The system calls the copier makes, as package-level variables so that unit
 // tests can inject errnos, short counts and zero returns deterministically.
@@ -24,6 +28,16 @@ var (
 	fcntl     = func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) }
 	closeFd   = unix.Close
 	fdatasync = unix.Fdatasync // checkpoints (--resume)
+	statx     = unix.Statx
+	// reopen opens the file behind descriptor fd again, as a new open
+	// file description with its own flags (Direct's O_DIRECT source),
+	// through the /proc/self/fd magic link: no name another user could
+	// swap is resolved.
+	reopen = func(fd, flags int) (int, error) {
+		return unix.Open("/proc/self/fd/"+strconv.Itoa(fd), flags|unix.O_CLOEXEC, 0)
+	}
+	mmap   = unix.Mmap
+	munmap = unix.Munmap
 )
 
 // Sizes of one call, named with their units.

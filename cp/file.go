@@ -261,10 +261,16 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		SourceStat: &before,
 		DestStat:   dest.Stat,
 		Written:    dest.Written,
-		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
-		Start:      start,
-		Checkpoint: checkpoint,
-		Reached:    reached,
+		NoCache:    o.NoCache,
+		Flush:      o.Sync == durability.SyncData || o.Sync == durability.SyncFull || o.Verify,
+		SourceCached: func() (int64, error) {
+			return durability.CachedBytes(srcF, before.Size)
+		},
+		WrittenDirect: dest.WrittenDirect,
+		SyncWrites:    o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
+		Start:         start,
+		Checkpoint:    checkpoint,
+		Reached:       reached,
 	})
 	if o.Debug {
 		for _, l := range output.DebugLines(&res) {

@@ -291,6 +291,22 @@ func (d *Destination) Written(off, n int64) error {
 	return nil
 }
 
+// WrittenDirect is the copier's hook for bytes [off, off+n) written with
+// O_DIRECT (copier.Options.WrittenDirect): they left no dirty page, so there
+// is nothing to write back behind the copy, and the final fdatasync/fsync
+// (which flushes the device's write cache: O_DIRECT alone is not durable)
+// and the directory fsync are all that is left of a --sync mode. --verify's
+// source reader may read up to there.
+func (d *Destination) WrittenDirect(off, n int64) error {
+	if d.done {
+		return nil
+	}
+	if d.srcSums != nil {
+		d.srcSums.written(off + n)
+	}
+	return nil
+}
+
 // Commit finishes a successful copy of src (which may be nil when there is
 // nothing to drop or verify): it reports any writeback error seen during the
 // copy, flushes the file as the --sync mode says, verifies it, closes it (a

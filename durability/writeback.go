@@ -2,6 +2,7 @@ package durability
 
 import (
 	"os"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -104,12 +105,34 @@ func sourceCached(fd int) bool {
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
 		return false
 	}
-	var cs unix.Cachestat_t
-	if err := cachestat(uint(fd), &unix.CachestatRange{Off: 0, Len: uint64(st.Size)}, &cs, 0); err != nil {
+	cached, err := cachestatPages(fd, st.Size)
+	if err != nil {
 		return false
 	}
 	pages := (st.Size + int64(os.Getpagesize()) - 1) / int64(os.Getpagesize())
-	return int64(cs.Cache) >= pages-pages/64
+	return cached >= pages-pages/64
+}
+
+// cachestatPages is how many pages of the first size bytes of fd are in the
+// page cache (cachestat(2), Linux 6.5).
+func cachestatPages(fd int, size int64) (int64, error) {
+	var cs unix.Cachestat_t
+	if err := cachestat(uint(fd), &unix.CachestatRange{Off: 0, Len: uint64(size)}, &cs, 0); err != nil {
+		return 0, err
+	}
+	return int64(cs.Cache), nil
+}
+
+// CachedBytes reports how many bytes of the first size bytes of f are in
+// the page cache (cachestat(2); ENOSYS before Linux 6.5, EPERM for a file
+// the caller may neither write nor owns), in whole pages, at most size.
+func CachedBytes(f *os.File, size int64) (int64, error) {
+	defer runtime.KeepAlive(f)
+	pages, err := cachestatPages(int(f.Fd()), size)
+	if err != nil {
+		return 0, os.NewSyscallError("cachestat", err)
+	}
+	return min(pages*int64(os.Getpagesize()), size), nil
 }
 
 // span is a byte range of the destination.

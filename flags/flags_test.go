@@ -137,7 +137,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-t"}, "option requires an argument -- 't'", ""},
 		{[]string{"a", "--target-directory"}, "option '--target-directory' requires an argument", ""},
 		{[]string{"--strategy=fast", "a", "b"}, "invalid argument 'fast' for '--strategy'",
-			"Valid arguments are:\n  - 'auto'\n  - 'reflink'\n  - 'copy_file_range'\n  - 'sendfile'\n  - 'splice'\n  - 'rw'"},
+			"Valid arguments are:\n  - 'auto'\n  - 'reflink'\n  - 'copy_file_range'\n  - 'direct'\n  - 'sendfile'\n  - 'splice'\n  - 'rw'"},
 		{[]string{"--reflink=sometimes", "a", "b"}, "invalid argument 'sometimes' for '--reflink'",
 			"Valid arguments are:\n  - 'auto'\n  - 'always'\n  - 'never'"},
 		{[]string{"--sparse=", "a", "b"}, "invalid argument '' for '--sparse'",

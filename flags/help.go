@@ -30,8 +30,8 @@ Copying:
   -u, --update                 copy only when SOURCE is newer than DEST
                                  or DEST is missing
       --strategy=S             auto (default), reflink, copy_file_range,
-                                 sendfile, splice, rw; a forced strategy
-                                 that is refused is an error
+                                 direct, sendfile, splice, rw; a forced
+                                 strategy that is refused is an error
       --reflink[=WHEN]         auto (default), always (bare --reflink), never
       --sparse=WHEN            auto (default: keep holes), always (also turn
                                  zero blocks into holes), never

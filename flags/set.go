@@ -26,7 +26,7 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.BoolP("no-dereference", "P", false, "never follow symbolic links in SOURCE")
 	fs.BoolP("H", "H", false, "follow symbolic links named on the command line")
 	fs.BoolVarP(&o.Update, "update", "u", false, "copy only when SOURCE is newer than DEST or DEST is missing")
-	fs.Var(newEnum(&o.Strategy, copier.StrategyNames(), "strategy"), "strategy", "copy mechanism: auto, reflink, copy_file_range, sendfile, splice, rw")
+	fs.Var(newEnum(&o.Strategy, copier.StrategyNames(), "strategy"), "strategy", "copy mechanism: auto, reflink, copy_file_range, direct, sendfile, splice, rw")
 	fs.Var(newEnum(&o.Reflink, copier.ReflinkNames, "reflink"), "reflink", "share extents: auto, always (bare --reflink), never")
 	fs.Lookup("reflink").NoOptDefVal = "always"
 	fs.Var(newEnum(&o.Sparse, copier.SparseNames, "sparse"), "sparse", "holes: auto (keep them), always (also zero blocks), never")

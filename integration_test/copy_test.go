@@ -9,7 +9,7 @@ import (
 )
 
 // strategies are the --strategy values, "auto" first.
-var strategies = []string{"auto", "reflink", "copy_file_range", "sendfile", "splice", "rw"}
+var strategies = []string{"auto", "reflink", "copy_file_range", "direct", "sendfile", "splice", "rw"}
 
 // fsPair is a copy from a file on one filesystem kind to another. When
 // src == dst both files are on the same (package-wide) filesystem.

@@ -599,7 +599,7 @@ func TestENOSPCEveryStrategy(t *testing.T) {
 			writeFile(t, join(small.Dir, "src"), randomBytes(int(freeBytesOf(t, small.Dir)*6/10), "big"), 0o644)
 			free := freeBytesOf(t, small.Dir)
 			// One after the other: they share the filesystem.
-			for _, s := range []string{"auto", "copy_file_range", "sendfile", "splice", "rw"} {
+			for _, s := range []string{"auto", "copy_file_range", "direct", "sendfile", "splice", "rw"} {
 				t.Run(s, func(t *testing.T) {
 					r := fastcp(t, small.Dir, "--strategy="+s, "src", "dst")
 					wantOneLineError(t, r, "'dst'", "No space left on device")

@@ -211,6 +211,9 @@ func DebugLines(r *copier.Result) []string {
 		}
 		lines = append(lines, fmt.Sprintf("fallback: %s -> %s at offset %d: %s", f.From, f.To, f.Offset, how))
 	}
+	if d := r.Direct.String(); d != "" {
+		lines = append(lines, "direct: "+d)
+	}
 	switch r.Sparse {
 	case copier.DetectSeekHole, copier.DetectSeekHoleZeros:
 		lines = append(lines, fmt.Sprintf("sparse: %d data extents, %d bytes left as holes, size %d", r.Extents, r.Holes, r.Size))

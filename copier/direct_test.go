@@ -1,0 +1,411 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The temp directory of these tests is on the root filesystem (ext4 here),
+// which takes O_DIRECT.
+
+var (
+	realReopen = reopen
+	realFcntl  = fcntl
+)
+
+// directSizes cross every alignment edge and the ring's chunk size.
+var directSizes = []int{0, 1, 511, 4095, 4096, 4097, 1<<20 + 1, 9<<20 + 3}
+
+// statusFlags returns f's file status flags.
+func statusFlags(t *testing.T, f *os.File) int {
+	t.Helper()
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl
+}
+
+func TestDirectCopiesExactly(t *testing.T) {
+	for _, n := range directSizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			// pair writes the source just before the copy: its pages are
+			// still dirty, and the O_DIRECT read must see them.
+			data := randomBytes(t, n)
+			dst, src := pair(t, data)
+			var cnt countingCounter
+			res, err := Copy(dst, src, Options{Strategy: Direct, Progress: &cnt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if res.Strategy != Direct || len(res.Fallbacks) != 0 || res.StatOf(Direct).Bytes != int64(n) || res.Size != int64(n) {
+				t.Errorf("strategy %v fallbacks %v, direct moved %d bytes, size %d; want direct, none, %d", res.Strategy, res.Fallbacks, res.StatOf(Direct).Bytes, res.Size, n)
+			}
+			if cnt.n != int64(n) {
+				t.Errorf("progress counted %d bytes, want %d", cnt.n, n)
+			}
+			if statusFlags(t, dst)&unix.O_DIRECT != 0 || statusFlags(t, src)&unix.O_DIRECT != 0 {
+				t.Error("O_DIRECT left set on a descriptor of the caller")
+			}
+			if res.Direct.OffsetAlign == 0 || res.Direct.Choice != DirectForced {
+				t.Errorf("direct info %+v: want the alignment and DirectForced", res.Direct)
+			}
+		})
+	}
+}
+
+func TestDirectPipelineKeepsOrderWithSlowReads(t *testing.T) {
+	// Readers finish out of order (every other chunk's read is cut into
+	// small aligned pieces); the writer must still write each chunk at its
+	// own offset.
+	data := randomBytes(t, 23<<20+100)
+	dst, src := pair(t, data)
+	var calls atomic.Int64
+	inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+		if fd != int(src.Fd()) && (off/int64(directBufBytes))%2 == 0 && calls.Add(1)%3 != 0 {
+			p = p[:min(len(p), 64<<10)]
+		}
+		return realPread(fd, p, off)
+	})
+	if _, err := Copy(dst, src, Options{Strategy: Direct}); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+}
+
+// autoCold is what the caller passes for a cold source and a flushed copy.
+func autoCold() Options {
+	return Options{Flush: true, SourceCached: func() (int64, error) { return 0, nil }}
+}
+
+func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	for _, tc := range []struct {
+		name   string
+		size   int
+		opts   func(*Options)
+		want   DirectChoice
+		direct bool
+	}{
+		{"cold", 3<<20 + 5, func(*Options) {}, DirectChosen, true},
+		{"small", 1<<20 - 1, func(*Options) {}, DirectSmall, false},
+		{"cached", 3 << 20, func(o *Options) { o.SourceCached = func() (int64, error) { return 2 << 20, nil } }, DirectCached, false},
+		{"residency unknown", 3 << 20, func(o *Options) { o.SourceCached = func() (int64, error) { return 0, unix.ENOSYS } }, DirectResidency, false},
+		{"osync", 3 << 20, func(o *Options) { o.SyncWrites = true }, DirectSyncWrites, false},
+		{"sparse always", 3 << 20, func(o *Options) { o.Sparse = SparseAlways }, DirectZeros, false},
+		{"nocache cached", 3 << 20, func(o *Options) {
+			o.NoCache = true
+			o.SourceCached = func() (int64, error) { return 3 << 20, nil }
+		}, DirectNoCacheFirst, true},
+		{"no flush", 3 << 20, func(o *Options) { o.Flush = false }, DirectUnflushed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randomBytes(t, tc.size)
+			dst, src := pair(t, data)
+			o := autoCold()
+			tc.opts(&o)
+			res, err := Copy(dst, src, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if res.Direct.Choice != tc.want {
+				t.Errorf("choice %v (%s), want %v", res.Direct.Choice, res.Direct, tc.want)
+			}
+			if got := res.StatOf(Direct).Bytes == int64(tc.size); got != tc.direct {
+				t.Errorf("direct moved %d of %d bytes (strategy %v)", res.StatOf(Direct).Bytes, tc.size, res.Strategy)
+			}
+		})
+	}
+}
+
+func TestAutoDirectWithoutFlushFromTheDirtyLimit(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	inject(t, &dirtyLimit, func() int64 { return 2 << 20 })
+	data := randomBytes(t, 3<<20)
+	dst, src := pair(t, data)
+	o := autoCold()
+	o.Flush = false
+	res, err := Copy(dst, src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Direct.Choice != DirectChosen || res.Strategy != Direct || res.Direct.Threshold != 2<<20 {
+		t.Errorf("choice %v strategy %v threshold %d: want direct from the dirty limit", res.Direct.Choice, res.Strategy, res.Direct.Threshold)
+	}
+}
+
+func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	var held []*ring
+	for range maxRings() {
+		r, err := getRing(false)
+		if err != nil || r == nil {
+			t.Fatalf("getRing: %v %v", r, err)
+		}
+		held = append(held, r)
+	}
+	defer func() {
+		for _, r := range held {
+			putRing(r)
+		}
+	}()
+	data := randomBytes(t, 3<<20)
+	dst, src := pair(t, data)
+	res, err := Copy(dst, src, autoCold())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Direct.Choice != DirectBusy || res.StatOf(Direct).Calls != 0 {
+		t.Errorf("choice %v, %d direct calls: want DirectBusy and none", res.Direct.Choice, res.StatOf(Direct).Calls)
+	}
+}
+
+// TestDirectFaults injects each fault into an auto copy that picked Direct:
+// a refusal hands over to the next strategy at the exact offset Direct
+// reached, a failure ends the copy there.
+func TestDirectFaults(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	const size = 13<<20 + 7
+	chunk := int64(directBufBytes)
+	for _, tc := range []struct {
+		name     string
+		setup    func(t *testing.T, src *os.File)
+		fallback bool  // else a failure
+		offset   int64 // where Direct stopped
+		errno    error
+	}{
+		{"EINVAL on the O_DIRECT open", func(t *testing.T, _ *os.File) {
+			inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
+		}, true, 0, unix.EINVAL},
+		{"no /proc", func(t *testing.T, _ *os.File) {
+			inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.ENOENT })
+		}, true, 0, unix.ENOENT},
+		{"EINVAL from F_SETFL O_DIRECT", func(t *testing.T, _ *os.File) {
+			inject(t, &fcntl, func(fd, cmd, arg int) (int, error) {
+				if cmd == unix.F_SETFL && arg&unix.O_DIRECT != 0 {
+					return 0, unix.EINVAL
+				}
+				return realFcntl(fd, cmd, arg)
+			})
+		}, true, 0, unix.EINVAL},
+		{"EINVAL on the first pread", func(t *testing.T, src *os.File) {
+			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+				if fd != int(src.Fd()) {
+					return 0, unix.EINVAL
+				}
+				return realPread(fd, p, off)
+			})
+		}, true, 0, unix.EINVAL},
+		{"EINVAL on the first pwrite", func(t *testing.T, src *os.File) {
+			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) { return 0, unix.EINVAL })
+			// The fallback (copy_file_range) does not call pwrite.
+		}, true, 0, unix.EINVAL},
+		{"short unaligned read part-way", func(t *testing.T, src *os.File) {
+			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+				if fd != int(src.Fd()) && off == 2*chunk {
+					// As if the file ended there (an O_DIRECT read of an
+					// unaligned count would be refused).
+					m, err := realPread(fd, p, off)
+					return min(m, 1000), err
+				}
+				return realPread(fd, p, off)
+			})
+		}, true, 2*chunk + 1000, ErrShortRead},
+		{"EIO on pwrite after progress", func(t *testing.T, _ *os.File) {
+			var n atomic.Int64
+			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+				if n.Add(1) == 3 {
+					return 0, unix.EIO
+				}
+				return realPwrite(fd, p, off)
+			})
+		}, false, 2 * chunk, unix.EIO},
+		{"ENOSPC after a short write", func(t *testing.T, _ *os.File) {
+			var n atomic.Int64
+			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+				switch n.Add(1) {
+				case 2:
+					return realPwrite(fd, p[:64<<10], off)
+				case 3:
+					return 0, unix.ENOSPC
+				}
+				return realPwrite(fd, p, off)
+			})
+		}, false, chunk + 64<<10, unix.ENOSPC},
+		{"EIO on pread after progress", func(t *testing.T, src *os.File) {
+			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+				if fd != int(src.Fd()) && off == 3*chunk {
+					return 0, unix.EIO
+				}
+				return realPread(fd, p, off)
+			})
+		}, false, 3 * chunk, unix.EIO},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randomBytes(t, size)
+			dst, src := pair(t, data)
+			tc.setup(t, src)
+			res, err := Copy(dst, src, autoCold())
+			if statusFlags(t, dst)&unix.O_DIRECT != 0 {
+				t.Error("O_DIRECT left set on the destination")
+			}
+			if tc.fallback {
+				if err != nil {
+					t.Fatalf("want a fallback, got %v", err)
+				}
+				mustEqual(t, contents(t, dst), data)
+				f := findFallback(res, Direct)
+				if f == nil || f.Offset != tc.offset || !errors.Is(f.Err, tc.errno) {
+					t.Fatalf("fallbacks %+v: want direct -> next at %d with %v", res.Fallbacks, tc.offset, tc.errno)
+				}
+				if res.StatOf(Direct).Bytes != tc.offset {
+					t.Errorf("direct moved %d bytes, want %d", res.StatOf(Direct).Bytes, tc.offset)
+				}
+				return
+			}
+			var ce *Error
+			if !errors.As(err, &ce) || !errors.Is(err, tc.errno) || ce.Refused || ce.Strategy != Direct || ce.Offset != tc.offset {
+				t.Fatalf("err %v (%+v): want a direct failure with %v at %d", err, ce, tc.errno, tc.offset)
+			}
+			if len(res.Fallbacks) != 1 || res.Fallbacks[0].From != Reflink {
+				// (reflink -> direct is the only hand-over: ext4)
+				t.Errorf("fallbacks %+v: a failure must not fall back", res.Fallbacks)
+			}
+			if res.StatOf(Direct).Bytes != tc.offset || res.Bytes != tc.offset {
+				t.Errorf("counted %d/%d bytes, want %d", res.StatOf(Direct).Bytes, res.Bytes, tc.offset)
+			}
+			got := contents(t, dst)
+			if int64(len(got)) < tc.offset {
+				t.Fatalf("destination holds %d bytes, want at least %d", len(got), tc.offset)
+			}
+			mustEqual(t, got[:tc.offset], data[:tc.offset])
+		})
+	}
+}
+
+func TestForcedDirectRefusedIsAnError(t *testing.T) {
+	data := randomBytes(t, 8192)
+	dst, src := pair(t, data)
+	inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
+	_, err := Copy(dst, src, Options{Strategy: Direct})
+	var ce *Error
+	if !errors.As(err, &ce) || !ce.Refused || !errors.Is(err, unix.EINVAL) || ce.Strategy != Direct {
+		t.Fatalf("err %v: want a refusal of direct with EINVAL", err)
+	}
+}
+
+func TestDirectShortAlignedReadsContinue(t *testing.T) {
+	data := randomBytes(t, 5<<20+4097)
+	dst, src := pair(t, data)
+	inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+		return realPread(fd, p[:min(len(p), 12288)], off)
+	})
+	res, err := Copy(dst, src, Options{Strategy: Direct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if len(res.Fallbacks) != 0 || res.StatOf(Direct).Bytes != int64(len(data)) {
+		t.Errorf("fallbacks %v, direct %d bytes", res.Fallbacks, res.StatOf(Direct).Bytes)
+	}
+}
+
+func TestDirectSetflNeverCarriesSyncFlags(t *testing.T) {
+	dir := t.TempDir()
+	data := randomBytes(t, 3<<20+1)
+	if err := os.WriteFile(filepath.Join(dir, "src"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(filepath.Join(dir, "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(filepath.Join(dir, "dst"), os.O_WRONLY|os.O_CREATE|unix.O_DSYNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	var setfl []int
+	inject(t, &fcntl, func(fd, cmd, arg int) (int, error) {
+		if cmd == unix.F_SETFL {
+			setfl = append(setfl, arg)
+		}
+		return realFcntl(fd, cmd, arg)
+	})
+	if _, err := Copy(dst, src, Options{Strategy: Direct}); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	// On, off for the tail (a second "off" at the end is not needed).
+	if len(setfl) != 2 || setfl[0]&unix.O_DIRECT == 0 || setfl[1]&unix.O_DIRECT != 0 {
+		t.Errorf("F_SETFL calls %#x: want O_DIRECT set, then cleared for the tail", setfl)
+	}
+	for _, a := range setfl {
+		if a&(unix.O_DSYNC|unix.O_SYNC) != 0 {
+			t.Errorf("F_SETFL with %#x carries O_SYNC/O_DSYNC", a)
+		}
+	}
+	if statusFlags(t, dst)&unix.O_DSYNC == 0 {
+		t.Error("O_DSYNC lost")
+	}
+}
+
+func TestDirectSparseKeepsHoles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "src")
+	a, b := randomBytes(t, 1<<20), randomBytes(t, 12345)
+	const size = 64 << 20
+	makeSparse(t, path, size, map[int64][]byte{0: a, 40 << 20: b})
+	src, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(filepath.Join(dir, "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	res, err := Copy(dst, src, Options{Strategy: Direct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(path)
+	mustEqual(t, contents(t, dst), want)
+	// The second extent is whole blocks: its zeros after b are data.
+	if res.Sparse != DetectSeekHole || res.Extents != 2 || res.StatOf(Direct).Bytes != int64(len(a)+alignUp(len(b), 4096)) {
+		t.Errorf("sparse %v, %d extents, direct %d bytes", res.Sparse, res.Extents, res.StatOf(Direct).Bytes)
+	}
+	if got := blocks(t, dst.Name()); got > blocks(t, path)+8 {
+		t.Errorf("destination has %d blocks, source %d: holes were filled", got, blocks(t, path))
+	}
+}
+
+func TestDirectWrittenDirectHook(t *testing.T) {
+	data := randomBytes(t, 9<<20+5)
+	dst, src := pair(t, data)
+	var direct, buffered int64
+	_, err := Copy(dst, src, Options{
+		Strategy:      Direct,
+		Written:       func(off, n int64) error { buffered += n; return nil },
+		WrittenDirect: func(off, n int64) error { direct += n; return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if direct != 9<<20 || buffered != 5 {
+		t.Errorf("WrittenDirect %d, Written %d: want %d and the 5-byte tail", direct, buffered, 9<<20)
+	}
+}
