@@ -334,7 +334,12 @@ func (b *bench) section1() (copier.Strategy, error) {
 	s := Section{
 		Number: 1, Title: "Strategies (forced, no fallback)",
 		Timed: "the copy alone, as with --sync=none (the destination's pages are flushed after the timer stops)",
-		Note:  "before each run the source and the previous copy are written back and evicted (fdatasync, posix_fadvise DONTNEED), the copy removed",
+		Note: "before each run the source and the previous copy are written back and evicted (fdatasync, posix_fadvise DONTNEED), the copy removed; " +
+			"cached = the largest share of the source in the page cache right before a timed run (mincore); share = MB/s against the device's O_DIRECT limit",
+	}
+	s.DeviceLimit = b.deviceLimit()
+	if s.DeviceLimit.Error != "" {
+		b.note("the device's O_DIRECT limit is unknown: %s", s.DeviceLimit.Error)
 	}
 	fastest, best := copier.RW, -1.0
 	found := false
@@ -346,6 +351,9 @@ func (b *bench) section1() (copier.Strategy, error) {
 		if !r.Refused && (best < 0 || r.MedianS < best) {
 			fastest, best, found = st, r.MedianS, true
 			b.rep.Fastest, b.rep.FastestMBps = r.Strategy, r.MBps
+		}
+		if lim := s.DeviceLimit.LimitMBps; lim > 0 && !r.Refused {
+			r.ShareOfLimit = r.MBps / lim
 		}
 		s.Rows = append(s.Rows, r)
 	}
@@ -523,6 +531,8 @@ type sample struct {
 	flags  string
 	shared bool // the copy shares extents with the source
 	dur    DurabilityStats
+	// resident: the source's cached fraction right before the run (cold rows)
+	resident float64
 }
 
 // row measures one row: runs of one copy configuration.
@@ -587,6 +597,9 @@ func (b *bench) fill(r *Row, samples []sample) {
 	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(samples[a].wall, samples[c].wall) })
 	med := samples[order[(len(order)-1)/2]]
 	r.Calls = callsOf(&med.res)
+	for _, s := range samples {
+		r.Resident = max(r.Resident, s.resident)
+	}
 	r.OpenFlags = med.flags
 	r.SharedExtents = med.shared
 	r.Durability = med.dur
@@ -609,6 +622,7 @@ func (b *bench) runOnce(spec rowSpec) (s sample, cold bool, err error) {
 			return s, false, fmt.Errorf("cannot check the page cache for %s: %s", quote(b.srcPath), errText(err))
 		}
 		cold = frac < coldThreshold
+		s.resident = frac
 	}
 	if spec.durable {
 		s, err = b.durableCopy(spec, src)

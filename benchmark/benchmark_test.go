@@ -173,7 +173,7 @@ func TestMain(m *testing.M) {
 var rowKeys = []string{
 	"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs",
 	"median_s", "min_s", "max_s", "mb_per_s", "user_s", "sys_s", "syscalls",
-	"calls", "open_flags", "shared_extents", "durability", "refused", "errno", "error",
+	"calls", "open_flags", "shared_extents", "resident", "share_of_limit", "durability", "refused", "errno", "error",
 }
 
 func TestJSONEveryRowCarriesEveryField(t *testing.T) {
@@ -249,6 +249,37 @@ func decodeReport(t *testing.T) Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestDeviceLimit: section 1 measures the device's O_DIRECT read and write
+// (the temporary directory is on a disk that takes O_DIRECT here), every
+// row that ran gives its share of the slower one, and a cold row proves it
+// with the residency measured before its runs.
+func TestDeviceLimit(t *testing.T) {
+	r := decodeReport(t)
+	for _, s := range r.Sections {
+		d := s.DeviceLimit
+		if s.Number != 1 {
+			if d != (DeviceLimit{}) {
+				t.Errorf("section %d has a device limit: %+v", s.Number, d)
+			}
+			continue
+		}
+		if d.Error != "" || d.ReadMBps <= 0 || d.WriteMBps <= 0 || d.LimitMBps != min(d.ReadMBps, d.WriteMBps) || d.BlockBytes != limitBlockBytes || d.ReadResident >= coldThreshold {
+			t.Fatalf("device limit %+v", d)
+		}
+		for _, row := range s.Rows {
+			if row.Refused {
+				continue
+			}
+			if math.Abs(row.ShareOfLimit-row.MBps/d.LimitMBps) > 1e-9*row.ShareOfLimit {
+				t.Errorf("%s: share %v, want %v", row.Strategy, row.ShareOfLimit, row.MBps/d.LimitMBps)
+			}
+			if (row.Cache == "cold") != (row.Resident < coldThreshold) {
+				t.Errorf("%s: cache %s with %v of the source resident", row.Strategy, row.Cache, row.Resident)
+			}
+		}
+	}
 }
 
 func TestJSONRows(t *testing.T) {

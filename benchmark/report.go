@@ -38,6 +38,27 @@ type Section struct {
 	Timed  string `json:"timed"` // what the timer covered
 	Note   string `json:"note"`  // how the rows were made; "" when nothing to add
 	Rows   []Row  `json:"rows"`
+	// DeviceLimit is section 1's yardstick: the device's own O_DIRECT
+	// sequential read and write speed on this filesystem (zero in the
+	// other sections).
+	DeviceLimit DeviceLimit `json:"device_limit"`
+}
+
+// DeviceLimit is what the device reads and writes with O_DIRECT on the
+// benchmark's filesystems, one block of BlockBytes at a time, as fio
+// measures a sequential job (rw=read / rw=write, direct=1, iodepth=1): the
+// source file read whole, cold, then a new file of the same size written
+// (no flush, as the section 1 copies). A copy reads and writes every byte,
+// so it cannot beat the slower of the two: LimitMBps.
+type DeviceLimit struct {
+	BlockBytes   int     `json:"block_bytes"`
+	ReadS        float64 `json:"read_s"`
+	ReadMBps     float64 `json:"read_mb_per_s"`
+	ReadResident float64 `json:"read_resident"` // the source's cached fraction before the read (mincore)
+	WriteS       float64 `json:"write_s"`
+	WriteMBps    float64 `json:"write_mb_per_s"`
+	LimitMBps    float64 `json:"limit_mb_per_s"` // min(read, write); 0 when unknown
+	Error        string  `json:"error"`          // why it could not be measured ("" when it was)
 }
 
 // Row is one measured configuration: the median of its runs, with min and max.
@@ -64,6 +85,13 @@ type Row struct {
 	// SharedExtents is true when the copy shares extents with the source
 	// (FIEMAP_EXTENT_SHARED): a clone, no data was copied.
 	SharedExtents bool `json:"shared_extents"`
+	// Resident is the largest fraction of the source that was in the page
+	// cache right before one of the row's timed runs (mincore, after the
+	// eviction of a cold row): what "cold" rests on.
+	Resident float64 `json:"resident"`
+	// ShareOfLimit is MBps as a fraction of section 1's device limit
+	// (0 in the other sections, or when the limit is unknown).
+	ShareOfLimit float64 `json:"share_of_limit"`
 	// Durability is what durability.Destination did (section 3; zero in
 	// sections 1 and 2, which write a plain file and do not flush it).
 	Durability DurabilityStats `json:"durability"`
@@ -314,8 +342,14 @@ func (p *tablePrinter) section(s *Section) {
 	if s.Number == 3 {
 		calls += "; durability"
 	}
-	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls", calls)
-	t.right = append(firstRight, true, true, true, true, true, true, true, false)
+	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls")
+	t.right = append(firstRight, true, true, true, true, true, true, true)
+	if s.Number == 1 {
+		t.header = append(t.header, "cached", "share")
+		t.right = append(t.right, true, true)
+	}
+	t.header = append(t.header, calls)
+	t.right = append(t.right, false)
 	for i := range s.Rows {
 		r := &s.Rows[i]
 		var lead []string
@@ -343,15 +377,32 @@ func (p *tablePrinter) section(s *Section) {
 			}
 			continue
 		}
-		t.add(append(lead,
+		cells := append(lead,
 			fmt.Sprint(r.Runs),
 			secs(r.MedianS),
 			secs(r.MinS)+"-"+secs(r.MaxS),
 			fmt.Sprintf("%.0f", r.MBps),
 			fmt.Sprintf("%.2f", r.UserS),
 			fmt.Sprintf("%.2f", r.SysS),
-			fmt.Sprint(r.Syscalls),
-			describeCalls(r))...)
+			fmt.Sprint(r.Syscalls))
+		if s.Number == 1 {
+			share := "-"
+			if r.ShareOfLimit > 0 {
+				share = fmt.Sprintf("%.0f%%", 100*r.ShareOfLimit)
+			}
+			cells = append(cells, fmt.Sprintf("%.1f%%", 100*r.Resident), share)
+		}
+		t.add(append(cells, describeCalls(r))...)
+	}
+	if s.Number == 1 && s.DeviceLimit.LimitMBps > 0 {
+		d := s.DeviceLimit
+		blank := []string{"", "", ""}
+		t.add(append([]string{"device read (O_DIRECT)", "1", secs(d.ReadS), "", fmt.Sprintf("%.0f", d.ReadMBps)}, append(blank,
+			fmt.Sprintf("%.1f%%", 100*d.ReadResident), fmt.Sprintf("%.0f%%", 100*d.ReadMBps/d.LimitMBps),
+			fmt.Sprintf("sequential pread64 of %s blocks", formatSize(int64(d.BlockBytes))))...)...)
+		t.add(append([]string{"device write (O_DIRECT)", "1", secs(d.WriteS), "", fmt.Sprintf("%.0f", d.WriteMBps)}, append(blank,
+			"", fmt.Sprintf("%.0f%%", 100*d.WriteMBps/d.LimitMBps),
+			fmt.Sprintf("sequential pwrite64 of %s blocks, no flush", formatSize(int64(d.BlockBytes))))...)...)
 	}
 	if p.err == nil {
 		var b strings.Builder

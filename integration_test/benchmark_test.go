@@ -27,12 +27,13 @@ const benchSize = 8 << 20
 var benchArgs = []string{"--benchmark", "--bench-size=8M", "--bench-runs=1"}
 
 // benchStrategies are section 1's rows, as the table labels them.
-var benchStrategies = []string{"reflink", "copy_file_range", "sendfile", "splice", benchmark.DefaultRWLabel()}
+var benchStrategies = []string{"reflink", "copy_file_range", "direct", "sendfile", "splice", benchmark.DefaultRWLabel()}
 
 // benchRowRE is a section 1 row that ran: label, runs, median, min-max,
-// MB/s, user, sys, syscalls, then the copier's calls, which must include the
-// named strategy moving all 8 MiB.
-var benchRowRE = regexp.MustCompile(`^(\S+(?: \([0-9.]+ [KMG]iB\))?) +1 +(\d+\.\d{3,}) +(\d+\.\d{3,})-(\d+\.\d{3,}) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) +(\d+)  (.+)$`)
+// MB/s, user, sys, syscalls, the source's residency before the runs and
+// the share of the device's limit, then the copier's calls, which must
+// include the named strategy moving all 8 MiB.
+var benchRowRE = regexp.MustCompile(`^(\S+(?: \([0-9.]+ [KMG]iB\))?) +1 +(\d+\.\d{3,}) +(\d+\.\d{3,})-(\d+\.\d{3,}) +(\d+) +(\d+\.\d\d) +(\d+\.\d\d) +(\d+) +(\d+\.\d%) +(\d+%|-)  (.+)$`)
 
 // benchRefusedRE is a section 1 row that the filesystem refused.
 var benchRefusedRE = regexp.MustCompile(`^(\S+) +refused: (.+)$`)
@@ -123,8 +124,8 @@ func benchCheckOutput(t *testing.T, out string, refused map[string]string) {
 			continue
 		}
 		name, _, _ := strings.Cut(s, " (")
-		if !regexp.MustCompile(`(^|, )` + name + ` \d+ \(8 MiB\)`).MatchString(m[9]) {
-			t.Errorf("%s row does not show %s calls moving 8 MiB: %q", s, name, m[9])
+		if !regexp.MustCompile(`(^|, )` + name + ` \d+ \(8 MiB\)`).MatchString(m[11]) {
+			t.Errorf("%s row does not show %s calls moving 8 MiB: %q", s, name, m[11])
 		}
 	}
 	for _, want := range []string{"\n2. rw loop by buffer size", "\n3. --sync modes", "\n4. Cost of one system call"} {
@@ -245,7 +246,7 @@ type benchRow struct {
 }
 
 var benchRowKeys = []string{"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs", "median_s", "min_s", "max_s",
-	"mb_per_s", "user_s", "sys_s", "syscalls", "calls", "open_flags", "shared_extents", "durability", "refused", "errno", "error"}
+	"mb_per_s", "user_s", "sys_s", "syscalls", "calls", "open_flags", "shared_extents", "resident", "share_of_limit", "durability", "refused", "errno", "error"}
 
 // TestBenchmarkJSON runs --json on xfs, where every strategy works and
 // reflink really clones: its row shows the ioctl and the bytes it shared.
@@ -267,7 +268,7 @@ func TestBenchmarkJSON(t *testing.T) {
 	if rep.Schema != 1 || rep.Dir != dir || rep.DirFS != "xfs" || rep.SizeBytes != benchSize || rep.Runs != 1 || len(rep.Sections) != 3 {
 		t.Fatalf("document: %+v", rep)
 	}
-	nrows := []int{5, 13, 10}
+	nrows := []int{6, 13, 10}
 	if rep.Fastest == "rw" {
 		nrows[2] = 5
 	}

@@ -436,7 +436,7 @@ func lines(s string) []string {
 var debugLineRE = regexp.MustCompile(`^copy offload: (yes|no|avoided|unsupported), reflink: (yes|no|unsupported), sparse detection: (no|zeros|SEEK_HOLE|SEEK_HOLE \+ zeros)$`)
 
 // fallbackLineRE is one fallback line of --debug.
-var fallbackLineRE = regexp.MustCompile(`^fallback: (reflink|copy_file_range|sendfile|splice|rw) -> (reflink|copy_file_range|sendfile|splice|rw) at offset ([0-9]+): (.+)$`)
+var fallbackLineRE = regexp.MustCompile(`^fallback: (reflink|copy_file_range|direct|sendfile|splice|rw) -> (reflink|copy_file_range|direct|sendfile|splice|rw) at offset ([0-9]+): (.+)$`)
 
 // debugInfo is --debug's account of one copy.
 type debugInfo struct {
