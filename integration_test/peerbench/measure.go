@@ -20,6 +20,9 @@ import (
 type sample struct {
 	wall, user, sys time.Duration
 	maxRSS          int64 // bytes
+	// Cold scenarios: the source's bytes in the page cache right before
+	// the run, and how much Cached: grew during it.
+	resident, cacheGrowth int64
 }
 
 // toolResult is what a scenario measured of one tool.
@@ -126,8 +129,10 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 	if r.srcBlocks, err = diskUsage(src); err != nil {
 		return err
 	}
-	if err := warm(src); err != nil {
-		return fmt.Errorf("reading the source: %w", err)
+	if !r.sc.cold {
+		if err := warm(src); err != nil {
+			return fmt.Errorf("reading the source: %w", err)
+		}
 	}
 
 	// What fastcp decided, from one untimed --debug run per fastcp tool.
@@ -136,6 +141,11 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			continue
 		}
 		argv := slices.Insert(slices.Clone(tr.tool.argv), 1, "--debug")
+		if r.sc.cold {
+			if _, err := dropCaches(src); err != nil {
+				return err
+			}
+		}
 		_, out, err := timeRun(ctx, ws.expand(argv, src, dst))
 		if err != nil {
 			return fmt.Errorf("%s --debug: %w", tr.tool.name, err)
@@ -152,21 +162,36 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			return err
 		}
 		r.rssFloor = max(r.rssFloor, floor)
-		for _, tr := range r.tools {
+		// The order rotates (A B C, B C A, C A B): no tool always runs
+		// right after the same neighbour (and its clean-up).
+		for i := range r.tools {
+			tr := r.tools[(i+round)%len(r.tools)]
 			if round > 0 && tr.total() >= o.budget {
 				continue
 			}
+			// The previous copy goes, and its filesystem is written back
+			// (syncfs), before anything is timed.
 			if err := clearDir(dstDir); err != nil {
 				return err
+			}
+			var resident, before int64
+			if r.sc.cold {
+				if resident, err = dropCaches(src); err != nil {
+					return err
+				}
+				before = cachedBytes()
 			}
 			s, _, err := timeRun(ctx, ws.expand(tr.tool.argv, src, dst))
 			if err != nil {
 				return fmt.Errorf("%s: %w", tr.tool.name, err)
 			}
+			if r.sc.cold {
+				s.resident, s.cacheGrowth = resident, max(cachedBytes()-before, 0)
+			}
 			tr.samples = append(tr.samples, s)
 			if o.verbose {
-				fmt.Fprintf(os.Stderr, "peerbench: %s round %d: %s: %s (user %s, sys %s, peak RSS %s)\n",
-					r.sc.id, round+1, tr.tool.name, fmtDur(s.wall), fmtDur(s.user), fmtDur(s.sys), fmtMiB(s.maxRSS))
+				fmt.Fprintf(os.Stderr, "peerbench: %s round %d: %s: %s (user %s, sys %s, peak RSS %s, source cached %s, cache growth %s)\n",
+					r.sc.id, round+1, tr.tool.name, fmtDur(s.wall), fmtDur(s.user), fmtDur(s.sys), fmtMiB(s.maxRSS), fmtMiB(s.resident), fmtMiB(s.cacheGrowth))
 			}
 			if round > 0 {
 				continue

@@ -161,21 +161,24 @@ func (r *result) print(w io.Writer) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "tool\tmedian\tmin-max\tx best\tuser\tsys\tpeak RSS\truns")
+	fmt.Fprintln(tw, "tool\tmedian\tmin-max\tx best\tuser\tsys\tcpu\tpeak RSS\truns")
 	for _, tr := range r.tools {
 		if len(tr.samples) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t0\n", tr.tool.name)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t0\n", tr.tool.name)
 			continue
 		}
 		walls := tr.walls()
-		var users, syss []time.Duration
+		var users, syss, cpus []time.Duration
 		for _, s := range tr.samples {
 			users = append(users, s.user)
 			syss = append(syss, s.sys)
+			cpus = append(cpus, s.user+s.sys)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s-%s\t%.2f\t%s\t%s\t%s\t%d\n",
+		// cpu (user+sys) beside the wall time: a busy host stretches
+		// the wall time, not the work done.
+		fmt.Fprintf(tw, "%s\t%s\t%s-%s\t%.2f\t%s\t%s\t%s\t%s\t%d\n",
 			tr.tool.name, fmtDur(median(walls)), fmtDur(minDur(walls)), fmtDur(maxDur(walls)),
-			quotient(median(walls), best), fmtDur(median(users)), fmtDur(median(syss)),
+			quotient(median(walls), best), fmtDur(median(users)), fmtDur(median(syss)), fmtDur(median(cpus)),
 			fmtRSS(tr.peakRSS(), r.rssFloor), len(tr.samples))
 	}
 	tw.Flush()
