@@ -731,17 +731,27 @@ func (c *copier) directWritten(off, n int64, odirect bool) {
 		c.opts.Progress.Add(n)
 	}
 	c.reached(off + n)
-	if !odirect {
-		return
+	if odirect {
+		if end := off + n; end > c.dstEnd {
+			c.dstEnd = end
+		}
+		hook := c.opts.WrittenDirect
+		if hook == nil {
+			hook = c.opts.Written
+		}
+		if hook != nil && c.hookErr == nil {
+			c.hookErr = hook(off, n)
+		}
 	}
-	if end := off + n; end > c.dstEnd {
-		c.dstEnd = end
-	}
-	hook := c.opts.WrittenDirect
-	if hook == nil {
-		hook = c.opts.Written
-	}
-	if hook != nil && c.hookErr == nil {
-		c.hookErr = hook(off, n)
+	// --resume: the pipeline writes in order, so the destination is
+	// complete below off+n, and a checkpoint may be due.
+	if c.ckpt != nil && c.hookErr == nil {
+		if err := c.checkpointStep(Direct, off+n); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				err = ce.Err
+			}
+			c.hookErr = err
+		}
 	}
 }

@@ -251,3 +251,47 @@ func TestCheckpointRecordErrorStopsTheCopy(t *testing.T) {
 		t.Errorf("err %v, want the record's error", err)
 	}
 }
+
+// Start and checkpoints with the direct pipeline: it continues at an
+// aligned offset, and takes its checkpoints as it writes (one call moves the
+// whole file, so they must come from inside it).
+func TestStartAndCheckpointsDirect(t *testing.T) {
+	const n = 24<<20 + 12345
+	for _, start := range []int{1 << 20, 9<<20 + 4096} {
+		t.Run(fmt.Sprint(start), func(t *testing.T) {
+			data := randomBytes(t, n)
+			dst, src, want := prefilled(t, data, start)
+			var rec syncRecorder
+			rec.install(t)
+			var recorded []int64
+			res, err := Copy(dst, src, Options{
+				Strategy: Direct, Start: int64(start), CheckpointBytes: 4 << 20,
+				Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), want)
+			if res.Bytes != int64(n-start) || res.StatOf(Direct).Bytes != int64(n-start) {
+				t.Errorf("Bytes %d (direct %d), want %d", res.Bytes, res.StatOf(Direct).Bytes, n-start)
+			}
+			if len(recorded) < 2 {
+				t.Fatalf("checkpoints %v: want several within the one direct call", recorded)
+			}
+			for _, off := range recorded {
+				covered := false
+				for _, w := range rec.synced {
+					covered = covered || w >= off
+				}
+				if !covered || off <= int64(start) {
+					t.Errorf("checkpoint %d not covered by an fdatasync after it was written (%v), or not past the start", off, rec.synced)
+				}
+			}
+		})
+	}
+	// An unaligned start is refused by a forced direct.
+	dst, src, _ := prefilled(t, randomBytes(t, 4<<20), 1000)
+	if _, err := Copy(dst, src, Options{Strategy: Direct, Start: 1000}); err == nil {
+		t.Error("a forced direct copy started at an unaligned offset")
+	}
+}

@@ -281,6 +281,9 @@ func TestResumeLargeCopy(t *testing.T) {
 		{"auto/SIGINT", nil, "copy_file_range,sendfile,splice", 60 * time.Millisecond, syscall.SIGINT, 130},
 		{"rw/SIGKILL", []string{"--strategy=rw", "--buffer-size=8M"}, "pwrite64", 8 * time.Millisecond, syscall.SIGKILL, -1},
 		{"rw/SIGINT", []string{"--strategy=rw", "--buffer-size=8M"}, "pwrite64", 8 * time.Millisecond, syscall.SIGINT, 130},
+		// direct writes 4 MiB a call.
+		{"direct/SIGKILL", []string{"--strategy=direct"}, "pwrite64", 4 * time.Millisecond, syscall.SIGKILL, -1},
+		{"direct/SIGINT", []string{"--strategy=direct"}, "pwrite64", 4 * time.Millisecond, syscall.SIGINT, 130},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(dst)
