@@ -33,10 +33,10 @@
 // is not one state but many. Directory changes are journalled in order, as
 // ext4, xfs and btrfs commit them: a crash state keeps a prefix of the
 // volatile directory changes (none, some, all). Unsynced file data is
-// written back in no order relative to them: a crash state keeps none of a
-// file's unsynced changes, only the first, the first half, all of them, or
-// the sizes but not the bytes (a file of the right length that reads as
-// zeros, as xfs can leave one). Unsynced extended attributes are lost with
+// written back in no order relative to them, nor among themselves: a crash
+// state keeps none of a file's unsynced changes, only the first, the first
+// half, every other one, all of them, or the sizes but not the bytes (a file
+// of the right length that reads as zeros, as xfs can leave one). Unsynced extended attributes are lost with
 // the data in the first policy and kept in the others (the one that hurts:
 // a record newer than the data it describes). Snapshot.Images lists every
 // combination.
@@ -145,13 +145,14 @@ const (
 	DataHalf                    // the first half of the changes
 	DataAll                     // all of them
 	DataZeros                   // the sizes they gave, but zeros for every byte they wrote
+	DataOdd                     // every other one (the first, the third...): written back out of order
 )
 
 // DataPolicies lists every policy.
-var DataPolicies = []DataPolicy{DataLost, DataFirst, DataHalf, DataAll, DataZeros}
+var DataPolicies = []DataPolicy{DataLost, DataFirst, DataHalf, DataAll, DataZeros, DataOdd}
 
 func (p DataPolicy) String() string {
-	return [...]string{"data lost", "first change", "half the changes", "all changes", "sizes but zeros"}[p]
+	return [...]string{"data lost", "first change", "half the changes", "all changes", "sizes but zeros", "every other change"}[p]
 }
 
 // state is the whole filesystem: inodes, the volatile directory changes in
@@ -360,7 +361,10 @@ func (im *Image) content(ino uint64) []byte {
 	case DataHalf:
 		keep /= 2
 	}
-	for _, op := range n.pending[:keep] {
+	for i, op := range n.pending[:keep] {
+		if im.policy == DataOdd && i%2 == 1 {
+			continue
+		}
 		d = op.apply(d, im.policy == DataZeros)
 	}
 	im.files[ino] = d

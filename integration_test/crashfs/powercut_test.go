@@ -222,6 +222,9 @@ type mode struct {
 	// resume: run resumeBin; the next run after the cut continues the
 	// leftover (--resume), and must get DEST exactly right.
 	resume bool
+	// overOld: the tree is copied over an older copy of it (some files
+	// with other content), which must never go missing.
+	overOld bool
 }
 
 func (m mode) run(args ...string) run {
@@ -240,6 +243,8 @@ var modes = []mode{
 	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
+	{name: "-r -j 4 --sync=data", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true},
+	{name: "-a --sync=data over an older copy", flags: []string{"-a", "--sync=data"}, tree: true, durable: true, overOld: true},
 	// The rw loop checkpoints between its calls; sendfile moves a file
 	// of a few MiB in one call, with no checkpoint inside.
 	{name: "--resume --sync=data", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true},
@@ -253,6 +258,7 @@ type fixture struct {
 	oldData []byte           // DEST's content before the copy
 	tree    string           // the tree SOURCE for -r
 	want    map[string]Entry // the tree, by relative path
+	oldTree map[string][]byte // the older copy's files, by relative path
 	// resumed counts, per mode, the runs after a cut that continued a
 	// leftover from a checkpoint past 0.
 	resumed map[string]int
@@ -261,7 +267,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	dir := t.TempDir()
 	fx := &fixture{src: filepath.Join(dir, "src"), newData: randomBytes(1, 3<<20+12345),
-		oldData: randomBytes(2, 1<<20+777), tree: filepath.Join(dir, "tree"), want: map[string]Entry{}, resumed: map[string]int{}}
+		oldData: randomBytes(2, 1<<20+777), tree: filepath.Join(dir, "tree"), want: map[string]Entry{}, oldTree: map[string][]byte{}, resumed: map[string]int{}}
 	if err := os.WriteFile(fx.src, fx.newData, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -285,6 +291,19 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	fx.want["link"] = Entry{Mode: syscall.S_IFLNK, Target: "c"}
+	if err := syscall.Mkfifo(filepath.Join(fx.tree, "p-fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.want["p-fifo"] = Entry{Mode: syscall.S_IFIFO}
+	// A hard link: -a keeps it one (a link made with Replace), -r copies
+	// it twice.
+	if err := os.Link(filepath.Join(fx.tree, "c"), filepath.Join(fx.tree, "sub/hard")); err != nil {
+		t.Fatal(err)
+	}
+	fx.want["sub/hard"] = fx.want["c"]
+	for i, p := range []string{"c", "d", "sub/e", "sub/deeper/g", "sub/hard"} {
+		fx.oldTree[p] = randomBytes(uint64(100+i), 50<<10+i)
+	}
 	fx.want["sub"] = Entry{Mode: syscall.S_IFDIR}
 	fx.want["sub/deeper"] = Entry{Mode: syscall.S_IFDIR}
 	return fx
@@ -311,6 +330,11 @@ func (fx *fixture) start(fs *FS, m mode) {
 	fs.Reset(nil)
 	if !m.fresh && !m.tree {
 		fs.Setup("dst", fx.oldData, 0o644)
+	}
+	if m.overOld {
+		for p, data := range fx.oldTree {
+			fs.Setup("dst/"+p, data, 0o644)
+		}
 	}
 }
 
@@ -369,7 +393,7 @@ func (fx *fixture) checkFile(m mode, im *Image, exitedOK bool) string {
 
 // checkTree checks the copied tree in one crash image. Temporary files are
 // left to the caller.
-func (fx *fixture) checkTree(im *Image, exitedOK bool) []string {
+func (fx *fixture) checkTree(m mode, im *Image, exitedOK bool) []string {
 	var bad []string
 	seen := map[string]bool{}
 	for _, p := range im.Walk() {
@@ -385,13 +409,22 @@ func (fx *fixture) checkTree(im *Image, exitedOK bool) []string {
 		}
 		want, ok := fx.want[rel]
 		e, _ := im.Stat(p)
+		old, hadOld := fx.oldTree[rel]
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("%s: not in the source tree", p))
+		case m.overOld && hadOld && !exitedOK && e.Mode&syscall.S_IFMT == syscall.S_IFREG && bytes.Equal(e.Data, old):
 		case !e.Equal(want):
 			bad = append(bad, fmt.Sprintf("%s: %s (mode %o) instead of the source's %d bytes", p, fx.describe(e.Data), e.Mode, len(want.Data)))
 		}
 		seen[rel] = true
+	}
+	if m.overOld {
+		for _, rel := range slices.Sorted(mapsKeys(fx.oldTree)) {
+			if !seen[rel] {
+				bad = append(bad, fmt.Sprintf("dst/%s, which existed, is missing", rel))
+			}
+		}
 	}
 	if exitedOK {
 		if _, ok := im.Stat("dst"); !ok {
@@ -461,7 +494,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 			}
 		}
 		if m.tree {
-			problems = fx.checkTree(im, exitedOK)
+			problems = fx.checkTree(m, im, exitedOK)
 		} else if p := fx.checkFile(m, im, exitedOK); p != "" {
 			problems = []string{p}
 		}
@@ -484,7 +517,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	}
 	now := fs.Now()
 	if m.tree {
-		for _, p := range fx.checkTree(now, true) {
+		for _, p := range fx.checkTree(m, now, true) {
 			bad = append(bad, "after the next run: "+p)
 		}
 	} else if e, _ := now.Stat("dst"); !bytes.Equal(e.Data, fx.newData) {
@@ -575,6 +608,9 @@ func TestPowerCutRegressions(t *testing.T) {
 		// and renamed; a cut between the two left the link under that
 		// name, and the next run neither removed nor named it.
 		{"-r --sync=data", "symlink .fastcp-link.000000000000", "leftover temporary symbolic link never named"},
+		// The same for a FIFO and for a hard link (-a), made the same way.
+		{"-a --sync=data over an older copy", "mknod .fastcp-p-fifo.000000000000", "leftover temporary FIFO never named"},
+		{"-a --sync=data over an older copy", "link .fastcp-hard.000000000000", "leftover temporary hard link never named"},
 	} {
 		i := slices.IndexFunc(modes, func(m mode) bool { return m.name == c.mode })
 		m := modes[i]
