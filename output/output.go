@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -161,6 +162,11 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 				return fmt.Sprintf("failed to clone %s from %s: %s", Quote(dst), Quote(src), ErrText(ce.Err))
 			}
 			return fmt.Sprintf("cannot copy %s to %s with --strategy=%s: %s", Quote(src), Quote(dst), ce.Strategy, copier.ErrnoText(ce.Err))
+		}
+		if se := (*os.SyscallError)(nil); errors.As(ce.Err, &se) && (se.Syscall == "fdatasync" || se.Syscall == "fsync") {
+			// A flush during the copy (a --resume checkpoint) failed:
+			// named as the final flush is, not as a write.
+			return fmt.Sprintf("%s failed for %s: %s", se.Syscall, Quote(dst), ErrText(se.Err))
 		}
 		switch ce.Side {
 		case copier.SideRead:
