@@ -634,6 +634,10 @@ func TestPowerCutRegressions(t *testing.T) {
 // f, runs fastcp --sync=mode and checks what every fault must leave: exit 1,
 // the message, DEST as it was, no temporary file, no rename.
 func faultRun(t *testing.T, mode string, f *Fault, srcOnFS bool, message ...string) *FS {
+	return faultRunWith(t, fastcpBin, []string{"--sync=" + mode}, f, srcOnFS, message...)
+}
+
+func faultRunWith(t *testing.T, bin string, flags []string, f *Fault, srcOnFS bool, message ...string) *FS {
 	fs, mnt := mounted(t)
 	fx := newFixture(t)
 	fs.Setup("dst", fx.oldData, 0o644)
@@ -645,7 +649,7 @@ func faultRun(t *testing.T, mode string, f *Fault, srcOnFS bool, message ...stri
 	mount(t, fs, mnt)
 	fs.Inject(f)
 	fs.Arm(-1)
-	r := fastcp("--sync="+mode, src, filepath.Join(mnt, "dst"))
+	r := fastcpWith(bin, append(flags, src, filepath.Join(mnt, "dst"))...)
 	if r.exit != 1 {
 		t.Errorf("exit %d, want 1: %s", r.exit, r.out)
 	}
@@ -694,6 +698,17 @@ func TestFsyncEIO(t *testing.T) {
 				t.Errorf("flushes %v, want one %s of the temporary file", got, c.call)
 			}
 		})
+	}
+}
+
+// TestCheckpointEIO: with --resume, the first checkpoint's fdatasync (run
+// beside the copy) fails once. That is as final as the last flush's: exit 1,
+// nothing renamed, no second fdatasync to get a 0.
+func TestCheckpointEIO(t *testing.T) {
+	f := &Fault{Op: "fsync", Times: 1, Errno: syscall.EIO}
+	fs := faultRunWith(t, resumeBin, []string{"--resume", "--sync=data", "--strategy=rw"}, f, false, "fdatasync", "Input/output error")
+	if got := fs.Fsyncs(); len(got) != 1 {
+		t.Errorf("flushes %v, want the one that failed", got)
 	}
 }
 
