@@ -253,11 +253,11 @@ var modes = []mode{
 
 // fixture is what every crash point starts from and copies.
 type fixture struct {
-	src     string           // the single SOURCE (on the host's disk)
-	newData []byte           // its content
-	oldData []byte           // DEST's content before the copy
-	tree    string           // the tree SOURCE for -r
-	want    map[string]Entry // the tree, by relative path
+	src     string            // the single SOURCE (on the host's disk)
+	newData []byte            // its content
+	oldData []byte            // DEST's content before the copy
+	tree    string            // the tree SOURCE for -r
+	want    map[string]Entry  // the tree, by relative path
 	oldTree map[string][]byte // the older copy's files, by relative path
 	// resumed counts, per mode, the runs after a cut that continued a
 	// leftover from a checkpoint past 0.
