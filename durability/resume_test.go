@@ -81,7 +81,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.File.Write(make([]byte, 3<<20+12345))
-	if err := d.Checkpoint(2<<20+5000); err != nil {
+	if err := d.Checkpoint(2<<20 + 5000); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Checkpoint(1 << 20); err != nil { // older: ignored
@@ -109,7 +109,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	}
 	d.StartRecord(id, nil)
 	d.File.Write(make([]byte, 3<<20+12345))
-	d.Checkpoint(2<<20+5000)
+	d.Checkpoint(2<<20 + 5000)
 	reg.Lock()
 	delete(reg.temps, d.TempPath())
 	forgetKeeper(d.TempPath())
