@@ -18,7 +18,8 @@ _fastcp()
         prev=${cur%%=*}
         pre=$prev=
         cur=${cur#*=}
-    elif [[ $prev == --preserve || $prev == --reflink ]]; then
+    elif [[ $prev == --preserve || $prev == --reflink || $prev == --backup ||
+        $prev == --update || $prev == --context ]]; then
         # Their value is optional and must follow '=': a word after them
         # is an operand.
         prev=
@@ -30,7 +31,10 @@ _fastcp()
         --reflink) values='auto always never' ;;
         --sparse) values='auto always never' ;;
         --sync) values='none data full osync odsync' ;;
-        --preserve)
+        --update) values='all none none-fail older' ;;
+        --backup) values='none off numbered t existing nil simple never' ;;
+        -S | --suffix | --context) values='' ; return 0 ;;
+        --preserve | --no-preserve)
             # A comma-separated list: complete the word after the last comma.
             local done= w
             if [[ $cur == *,* ]]; then
@@ -39,7 +43,7 @@ _fastcp()
             fi
             local IFS=$' \t\n'
             COMPREPLY=()
-            for w in mode ownership timestamps links xattr all; do
+            for w in mode timestamps ownership links context xattr all; do
                 [[ ,$done == *,$w,* ]] && continue
                 [[ $w == "$cur"* ]] && COMPREPLY+=("$pre$done$w")
             done
@@ -82,12 +86,19 @@ _fastcp()
         local IFS=$' \t\n'
         # Options taking a value end in '=' so that the value can follow.
         local opts='
-            -r -R --recursive -a --archive -p --preserve --preserve=
+            -r -R --recursive -a --archive -d -p --preserve --preserve=
+            --no-preserve= --attributes-only
             -t --target-directory= -T --no-target-directory
-            -L --dereference -P --no-dereference -H -u --update
+            --parents --strip-trailing-slashes
+            -L --dereference -P --no-dereference -H
+            -l --link -s --symbolic-link --copy-contents
+            --keep-directory-symlink -x --one-file-system
+            -Z --context --context=
             --strategy= --reflink --reflink= --sparse= --buffer-size=
             -j --jobs=
-            -f --force -n --no-clobber -i --interactive --inplace
+            -f --force -n --no-clobber -i --interactive
+            -u --update --update= --remove-destination
+            -b --backup --backup= -S --suffix= --inplace
             --sync= --nocache --verify --resume
             -v --verbose --debug -q --quiet --progress --no-progress
             -h --help --version

@@ -19,7 +19,7 @@ function __fastcp_preserve_values
     if test (count $done) -gt 0
         set prefix --preserve=(string join , -- $done),
     end
-    for w in mode ownership timestamps links xattr all
+    for w in mode timestamps ownership links context xattr all
         contains -- $w $done; or printf '%s%s\n' $prefix $w
     end
 end
@@ -38,7 +38,30 @@ complete -c fastcp -s T -l no-target-directory -d 'Treat DEST as a normal file'
 complete -c fastcp -s L -l dereference -d 'Always follow symbolic links in SOURCE'
 complete -c fastcp -s P -l no-dereference -d 'Never follow symbolic links in SOURCE'
 complete -c fastcp -s H -d 'Follow symbolic links named on the command line'
-complete -c fastcp -s u -l update -d 'Copy only when SOURCE is newer than DEST or DEST is missing'
+complete -c fastcp -s d -d 'Same as --no-dereference --preserve=links'
+complete -c fastcp -l no-preserve -x -d 'Do not keep the attributes in LIST' -a 'mode timestamps ownership links context xattr all'
+complete -c fastcp -l attributes-only -d 'Copy the attributes, not the data'
+complete -c fastcp -l parents -d 'Use the full source file name under DIRECTORY'
+complete -c fastcp -l strip-trailing-slashes -d 'Remove trailing slashes from each SOURCE'
+complete -c fastcp -s l -l link -d 'Make hard links instead of copying'
+complete -c fastcp -s s -l symbolic-link -d 'Make symbolic links instead of copying'
+complete -c fastcp -l copy-contents -d 'Copy the contents of special files when recursive'
+complete -c fastcp -l keep-directory-symlink -d 'Follow existing symlinks to directories in DEST'
+complete -c fastcp -s x -l one-file-system -d 'Stay on this file system'
+complete -c fastcp -s Z -l context -d 'SELinux context (ignored without SELinux)'
+complete -c fastcp -s u -d 'Same as --update=older'
+complete -c fastcp -l update -d 'Which existing DESTs are replaced: all, none, none-fail, older'
+complete -c fastcp -n '__fastcp_optional_value update' -a '
+    --update=all\t"Replace every existing DEST"
+    --update=none\t"Replace none, silently (as -n)"
+    --update=none-fail\t"Replace none, and fail for each"
+    --update=older\t"Replace only a DEST older than SOURCE"'
+complete -c fastcp -l remove-destination -d 'Remove each existing DEST before writing'
+complete -c fastcp -s b -l backup -d 'Back up each existing DEST'
+complete -c fastcp -n '__fastcp_optional_value backup' -a '
+    --backup=none --backup=off --backup=numbered --backup=t
+    --backup=existing --backup=nil --backup=simple --backup=never'
+complete -c fastcp -s S -l suffix -x -d 'Backup suffix (implies --backup)'
 complete -c fastcp -l strategy -x -d 'Copy mechanism' -a '
     auto\t"Try every strategy in order, falling back when refused"
     reflink\t"FICLONE/FICLONERANGE: share the source\'s extents"

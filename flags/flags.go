@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fastcp/output"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -45,17 +46,71 @@ type Preserve struct {
 // Any reports whether any attribute is preserved.
 func (p Preserve) Any() bool { return p.Mode || p.Ownership || p.Timestamps || p.Xattr }
 
+// BackupMode is the kind of backup made of an existing DEST (-b).
+type BackupMode int
+
+// Backup modes (cp's version control).
+const (
+	BackupNone     BackupMode = iota // none, off: no backups
+	BackupSimple                     // simple, never: DEST~ (the suffix)
+	BackupExisting                   // existing, nil: numbered if DEST has numbered backups, else simple
+	BackupNumbered                   // numbered, t: DEST.~N~
+)
+
 // Options is the parsed command line.
 type Options struct {
-	Recursive   bool
-	Preserve    Preserve
-	Force       bool
+	Recursive bool
+	Preserve  Preserve
+	Force     bool
+	// NoClobber skips an existing DEST silently (-n, --update=none),
+	// NoneFail skips it with a diagnostic and exit status 1
+	// (--update=none-fail), Interactive asks (-i): at most one is set.
 	NoClobber   bool
+	NoneFail    bool
 	Interactive bool
+	// Update copies only when SOURCE is newer than DEST (-u, --update=older).
 	Update      bool
 	TargetDir   string
 	NoTargetDir bool
 	Deref       Deref
+
+	// Link and Symlink make hard links (-l) or symbolic links (-s)
+	// instead of copying file data.
+	Link, Symlink bool
+	// Backup names the backup made of each existing DEST before it is
+	// replaced (-b, --backup, -S), with BackupSuffix for simple backups.
+	Backup       BackupMode
+	BackupSuffix string
+	// Parents puts each SOURCE under DIRECTORY with its full name (--parents).
+	Parents bool
+	// RemoveDestination removes an existing DEST instead of writing
+	// through it (--remove-destination; implied by -f with -l or -s).
+	RemoveDestination bool
+	// AttributesOnly copies attributes, not data (--attributes-only).
+	AttributesOnly bool
+	// NoPreserveMode: --no-preserve=mode (or all) was given, so new files
+	// get the default permissions (0666, directories 0777) minus the umask,
+	// not SOURCE's.
+	NoPreserveMode bool
+	// PreserveContext: --preserve=context asked for SELinux contexts.
+	PreserveContext bool
+	// CopyContents reads special files as data under -r (--copy-contents).
+	CopyContents bool
+	// KeepDirSymlink follows a symlink to a directory in DEST where SOURCE
+	// has a directory (--keep-directory-symlink).
+	KeepDirSymlink bool
+	// OneFileSystem does not descend into other file systems (-x).
+	OneFileSystem bool
+	// StripTrailingSlashes removes trailing slashes from each SOURCE.
+	StripTrailingSlashes bool
+	// SetContext is -Z or --context; ContextArg says CTX was given
+	// (--context=CTX), and Context is it.
+	SetContext bool
+	ContextArg bool
+	Context    string
+	// PosixlyCorrect: POSIXLY_CORRECT is set (a dangling symlink DEST is
+	// written through; options end at the first operand).
+	PosixlyCorrect bool
 	// XattrExplicit: --preserve named xattr itself (not via all or -a), so
 	// attributes the destination cannot hold are errors.
 	XattrExplicit bool
@@ -113,21 +168,43 @@ const (
 	maxBufferSize    = 1 << 30
 )
 
-// Parse parses args (without the program name).
-func Parse(args []string) (*Options, error) {
+// Env looks up an environment variable, as os.LookupEnv.
+type Env func(name string) (string, bool)
+
+// Parse parses args (without the program name), with cp's environment
+// variables (POSIXLY_CORRECT, VERSION_CONTROL, SIMPLE_BACKUP_SUFFIX)
+// taken from the process.
+func Parse(args []string) (*Options, error) { return ParseEnv(args, os.LookupEnv) }
+
+// ParseEnv is Parse with the environment given.
+func ParseEnv(args []string, env Env) (*Options, error) {
 	if onlyOperands(args) {
 		// The common `fastcp SRC DST`: no option to look for, so no flag
 		// set to build (building pflag's set of 45 options took 0.3 ms of
 		// the 10.6 ms a 4 KiB copy takes here).
 		o := defaultOptions()
+		_, o.PosixlyCorrect = env("POSIXLY_CORRECT")
 		o.Operands = slices.Clone(args)
-		if err := o.check(); err != nil {
+		if err := o.check(&parseState{env: env}); err != nil {
 			return nil, err
 		}
 		return o, nil
 	}
-	return parseOptions(args)
+	return parseOptions(args, env)
 }
+
+// parseState is what parsing needs beyond Options: cp resolves the backup
+// type and suffix once every option is read.
+type parseState struct {
+	env            Env
+	makeBackups    bool
+	versionControl string // --backup=CONTROL's CONTROL
+	suffix         *string
+}
+
+// noValue is the value pflag gives an option with an optional argument
+// given without one (-b, --backup, -u, -Z): no argument can contain NUL.
+const noValue = "\x00"
 
 func defaultOptions() *Options {
 	return &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
@@ -144,23 +221,33 @@ func onlyOperands(args []string) bool {
 	return true
 }
 
-// parseOptions is Parse with the flag set.
-func parseOptions(args []string) (*Options, error) {
+// parseOptions is ParseEnv with the flag set.
+func parseOptions(args []string, env Env) (*Options, error) {
 	o := defaultOptions()
+	_, o.PosixlyCorrect = env("POSIXLY_CORRECT")
+	st := &parseState{env: env}
+	fs := newFlagSet(o, st)
+	fs.SetInterspersed(!o.PosixlyCorrect)
+	args, err := expandArgs(fs, args, o.PosixlyCorrect)
+	if err != nil {
+		return nil, err
+	}
 	if err := rejectShortAsLong(args); err != nil {
 		return nil, err
 	}
-	fs := newFlagSet(o)
-	err := fs.ParseAll(args, func(f *pflag.Flag, value string) error {
+	err = fs.ParseAll(args, func(f *pflag.Flag, value string) error {
 		if err := fs.Set(f.Name, value); err != nil {
 			return err
 		}
 		// Options whose last occurrence wins over another option.
 		switch f.Name {
 		case "interactive":
-			o.NoClobber = false
+			o.NoClobber, o.NoneFail = false, false
 		case "no-clobber":
-			o.Interactive = false
+			o.Interactive, o.NoneFail = false, false
+		case "d":
+			o.Deref = DerefNever
+			o.HardLinks = true
 		case "dereference":
 			o.Deref = DerefAlways
 		case "no-dereference":
@@ -171,8 +258,10 @@ func parseOptions(args []string) (*Options, error) {
 			o.Recursive, o.HardLinks = true, true
 			o.Deref = DerefNever
 			o.Preserve = Preserve{true, true, true, true}
+			o.NoPreserveMode = false
 		case "p":
 			o.Preserve.Mode, o.Preserve.Ownership, o.Preserve.Timestamps = true, true, true
+			o.NoPreserveMode = false
 		case "progress":
 			o.Progress = ProgressOn
 		case "no-progress":
@@ -187,7 +276,7 @@ func parseOptions(args []string) (*Options, error) {
 	if o.Help || o.Version {
 		return o, nil
 	}
-	if err := o.check(); err != nil {
+	if err := o.check(st); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -195,7 +284,7 @@ func parseOptions(args []string) (*Options, error) {
 
 // shortOnly are the options that exist only as a letter (-R, -H, -p): pflag
 // needs a long name for them, which the user must not be able to type.
-var shortOnly = []string{"R", "H", "p"}
+var shortOnly = []string{"R", "H", "p", "d"}
 
 func rejectShortAsLong(args []string) error {
 	for _, a := range args {
@@ -211,9 +300,30 @@ func rejectShortAsLong(args []string) error {
 	return nil
 }
 
-func (o *Options) check() error {
+func (o *Options) check(st *parseState) error {
 	if o.Quiet && o.Progress == ProgressAuto {
 		o.Progress = ProgressOff
+	}
+	// cp's checks, in cp's order.
+	if o.Link && o.Symlink {
+		return usagef("cannot make both hard and symbolic links")
+	}
+	if st.makeBackups && (o.NoClobber || o.NoneFail) {
+		return usagef("cannot combine --backup with -n/--no-clobber or --update=none-fail")
+	}
+	if st.makeBackups {
+		b, err := backupType(st)
+		if err != nil {
+			return err
+		}
+		o.Backup = b
+		if b != BackupNone {
+			o.BackupSuffix = backupSuffix(st)
+		}
+	}
+	if o.Force && (o.Link || o.Symlink) {
+		// cp: with -f, a link is made after removing DEST.
+		o.RemoveDestination = true
 	}
 	if o.Reflink == copier.ReflinkAlways && o.Strategy != copier.Auto && o.Strategy != copier.Reflink {
 		return &UsageError{

@@ -140,7 +140,7 @@ func TestUsageErrors(t *testing.T) {
 			"Valid arguments are:\n  - 'auto'\n  - 'reflink'\n  - 'copy_file_range'\n  - 'direct'\n  - 'sendfile'\n  - 'splice'\n  - 'rw'"},
 		{[]string{"--reflink=sometimes", "a", "b"}, "invalid argument 'sometimes' for '--reflink'",
 			"Valid arguments are:\n  - 'auto'\n  - 'always'\n  - 'never'"},
-		{[]string{"--sparse=", "a", "b"}, "invalid argument '' for '--sparse'",
+		{[]string{"--sparse=", "a", "b"}, "ambiguous argument '' for '--sparse'",
 			"Valid arguments are:\n  - 'auto'\n  - 'always'\n  - 'never'"},
 		{[]string{"--sync=yes", "a", "b"}, "invalid argument 'yes' for '--sync'",
 			"Valid arguments are:\n  - 'none'\n  - 'data'\n  - 'full'\n  - 'osync'\n  - 'odsync'"},
@@ -160,9 +160,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--reflink=always", "--sparse=never", "a", "b"}, "--reflink=always can be used only with --sparse=auto", ""},
 		{[]string{"--inplace", "--verify", "a", "b"}, "--verify cannot be combined with --inplace", ""},
 		{[]string{"--resume", "--inplace", "a", "b"}, "--resume cannot be combined with --inplace", ""},
-		{[]string{"--verbose=maybe", "a", "b"}, "invalid argument 'maybe' for '--verbose'", ""},
+		{[]string{"--verbose=maybe", "a", "b"}, "option '--verbose' doesn't allow an argument", ""},
 		{[]string{"--R", "a", "b"}, "unrecognized option '--R'", ""},
-		{[]string{"--p", "a", "b"}, "unrecognized option '--p'", ""},
+		{[]string{"--p", "a", "b"}, "option '--p' is ambiguous; possibilities: '--parents' '--preserve'", ""},
 		{[]string{"--H=true", "a", "b"}, "unrecognized option '--H=true'", ""},
 	}
 	for _, tt := range tests {
@@ -205,7 +205,7 @@ func TestParseSize(t *testing.T) {
 // Every option of the flag set appears in --help.
 func TestHelpNamesEveryOption(t *testing.T) {
 	help := Help("fastcp")
-	fs := newFlagSet(&Options{})
+	fs := newFlagSet(&Options{}, &parseState{})
 	n := 0
 	for _, name := range FlagNames(fs) {
 		n++
@@ -215,5 +215,181 @@ func TestHelpNamesEveryOption(t *testing.T) {
 	}
 	if n < 30 {
 		t.Errorf("only %d flags found", n)
+	}
+}
+
+// noEnv is an environment without any variable.
+func noEnv(string) (string, bool) { return "", false }
+
+// The options of cp 9.11 that fastcp took as typos before.
+func TestCpOptions(t *testing.T) {
+	all := Preserve{true, true, true, true}
+	tests := []struct {
+		args  []string
+		env   map[string]string
+		check func(o *Options) bool
+	}{
+		{[]string{"-d", "a", "b"}, nil, func(o *Options) bool { return o.Deref == DerefNever && o.HardLinks && !o.Preserve.Any() }},
+		{[]string{"-l", "a", "b"}, nil, func(o *Options) bool { return o.Link && !o.RemoveDestination }},
+		{[]string{"--link", "-f", "a", "b"}, nil, func(o *Options) bool { return o.Link && o.RemoveDestination }},
+		{[]string{"-s", "a", "b"}, nil, func(o *Options) bool { return o.Symlink }},
+		{[]string{"--symbolic-link", "a", "b"}, nil, func(o *Options) bool { return o.Symlink }},
+		{[]string{"-b", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupExisting && o.BackupSuffix == "~" }},
+		{[]string{"--backup", "a", "b"}, map[string]string{"VERSION_CONTROL": "t"}, func(o *Options) bool { return o.Backup == BackupNumbered }},
+		{[]string{"-b", "a", "b"}, map[string]string{"VERSION_CONTROL": "never"}, func(o *Options) bool { return o.Backup == BackupSimple }},
+		{[]string{"--backup=", "a", "b"}, map[string]string{"VERSION_CONTROL": "simple"}, func(o *Options) bool { return o.Backup == BackupSimple }},
+		{[]string{"--backup=numbered", "a", "b"}, map[string]string{"VERSION_CONTROL": "simple"}, func(o *Options) bool { return o.Backup == BackupNumbered }},
+		{[]string{"--backup=nu", "-b", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupNumbered }},
+		{[]string{"--backup=off", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupNone && o.BackupSuffix == "" }},
+		{[]string{"--backup=nil", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupExisting }},
+		{[]string{"-S", ".bak", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupExisting && o.BackupSuffix == ".bak" }},
+		{[]string{"-b", "a", "b"}, map[string]string{"SIMPLE_BACKUP_SUFFIX": ".old"}, func(o *Options) bool { return o.BackupSuffix == ".old" }},
+		{[]string{"--suffix=.x", "a", "b"}, map[string]string{"SIMPLE_BACKUP_SUFFIX": ".old"}, func(o *Options) bool { return o.BackupSuffix == ".x" }},
+		{[]string{"-S", "a/b", "a", "b"}, nil, func(o *Options) bool { return o.BackupSuffix == "~" }},
+		{[]string{"-S", "", "a", "b"}, nil, func(o *Options) bool { return o.BackupSuffix == "~" }},
+		{[]string{"--parents", "a", "d"}, nil, func(o *Options) bool { return o.Parents }},
+		{[]string{"--path", "a", "d"}, nil, func(o *Options) bool { return o.Parents }},
+		{[]string{"--remove-destination", "a", "b"}, nil, func(o *Options) bool { return o.RemoveDestination && !o.Force }},
+		{[]string{"--attributes-only", "a", "b"}, nil, func(o *Options) bool { return o.AttributesOnly }},
+		{[]string{"-a", "--no-preserve=mode", "a", "b"}, nil, func(o *Options) bool {
+			return o.NoPreserveMode && !o.Preserve.Mode && o.Preserve.Ownership && o.HardLinks
+		}},
+		{[]string{"-a", "--no-preserve=all", "a", "b"}, nil, func(o *Options) bool {
+			return !o.Preserve.Any() && !o.HardLinks && o.NoPreserveMode && o.Recursive
+		}},
+		{[]string{"--no-preserve=mode", "-a", "a", "b"}, nil, func(o *Options) bool { return o.Preserve == all && !o.NoPreserveMode }},
+		{[]string{"-a", "--no-preserve=links,xattr", "a", "b"}, nil, func(o *Options) bool { return !o.HardLinks && !o.Preserve.Xattr && o.Preserve.Mode }},
+		{[]string{"--preserve=context", "a", "b"}, nil, func(o *Options) bool { return o.PreserveContext && !o.Preserve.Any() }},
+		{[]string{"--preserve=links", "a", "b"}, nil, func(o *Options) bool { return o.HardLinks }},
+		{[]string{"--update=all", "a", "b"}, nil, func(o *Options) bool { return !o.Update && !o.NoClobber && !o.NoneFail }},
+		{[]string{"--update=none", "a", "b"}, nil, func(o *Options) bool { return !o.Update && o.NoClobber }},
+		{[]string{"--update=none-fail", "a", "b"}, nil, func(o *Options) bool { return o.NoneFail && !o.NoClobber }},
+		{[]string{"--update=older", "a", "b"}, nil, func(o *Options) bool { return o.Update }},
+		{[]string{"--update", "a", "b"}, nil, func(o *Options) bool { return o.Update }},
+		{[]string{"-u", "a", "b"}, nil, func(o *Options) bool { return o.Update }},
+		// -n takes precedence over any --update.
+		{[]string{"-n", "--update=all", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.Update }},
+		{[]string{"-n", "--update=none-fail", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.NoneFail }},
+		{[]string{"--update=older", "-n", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber }},
+		// --update no longer overrides -i (9.5); none and none-fail do.
+		{[]string{"-i", "--update=all", "a", "b"}, nil, func(o *Options) bool { return o.Interactive }},
+		{[]string{"-i", "--update=older", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && o.Update }},
+		{[]string{"-i", "-u", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && o.Update }},
+		{[]string{"-i", "--update=none", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.Interactive }},
+		{[]string{"-i", "--update=none-fail", "a", "b"}, nil, func(o *Options) bool { return o.NoneFail && !o.Interactive }},
+		{[]string{"--update=none-fail", "-i", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && !o.NoneFail }},
+		{[]string{"--update=none-fail", "--update=older", "a", "b"}, nil, func(o *Options) bool { return o.Update && !o.NoneFail }},
+		{[]string{"--update=none-fail", "-u", "a", "b"}, nil, func(o *Options) bool { return o.Update && o.NoneFail }},
+		{[]string{"--copy-contents", "-r", "a", "b"}, nil, func(o *Options) bool { return o.CopyContents }},
+		{[]string{"--keep-directory-symlink", "a", "b"}, nil, func(o *Options) bool { return o.KeepDirSymlink }},
+		{[]string{"-x", "a", "b"}, nil, func(o *Options) bool { return o.OneFileSystem }},
+		{[]string{"--one-file-system", "a", "b"}, nil, func(o *Options) bool { return o.OneFileSystem }},
+		{[]string{"--strip-trailing-slashes", "a/", "b"}, nil, func(o *Options) bool { return o.StripTrailingSlashes }},
+		{[]string{"-Z", "a", "b"}, nil, func(o *Options) bool { return o.SetContext && !o.ContextArg }},
+		{[]string{"--context", "a", "b"}, nil, func(o *Options) bool { return o.SetContext && !o.ContextArg && len(o.Operands) == 2 }},
+		{[]string{"--context=u:r:t:s0", "a", "b"}, nil, func(o *Options) bool { return o.ContextArg && o.Context == "u:r:t:s0" }},
+		{[]string{"-Zr", "a", "b"}, nil, func(o *Options) bool { return o.SetContext && o.Recursive }},
+		// Abbreviations, of options and of their arguments.
+		{[]string{"--verb", "--recur", "a", "b"}, nil, func(o *Options) bool { return o.Verbose && o.Recursive }},
+		{[]string{"--preserve=mod,own", "a", "b"}, nil, func(o *Options) bool { return o.Preserve == Preserve{Mode: true, Ownership: true} }},
+		{[]string{"--reflink=alway", "a", "b"}, nil, func(o *Options) bool { return o.Reflink == copier.ReflinkAlways }},
+		{[]string{"--ref=n", "a", "b"}, nil, func(o *Options) bool { return o.Reflink == copier.ReflinkNever }},
+		{[]string{"--sp", "al", "a", "b"}, nil, func(o *Options) bool { return o.Sparse == copier.SparseAlways }},
+		{[]string{"--strat=copy", "a", "b"}, nil, func(o *Options) bool { return o.Strategy == copier.CopyFileRange }},
+		{[]string{"--sync=o", "a", "b"}, nil, func(o *Options) bool { return false }},
+		{[]string{"--targ", "d", "a"}, nil, func(o *Options) bool { return o.TargetDir == "d" }},
+		{[]string{"-t", "--verb", "a"}, nil, func(o *Options) bool { return o.TargetDir == "--verb" && !o.Verbose }},
+		{[]string{"-S", "--re", "a", "b"}, nil, func(o *Options) bool { return o.BackupSuffix == "--re" }},
+		{[]string{"--up=non", "a", "b"}, nil, func(o *Options) bool { return false }},
+		{[]string{"--up=none-", "a", "b"}, nil, func(o *Options) bool { return o.NoneFail }},
+		// A prefix of one of cp's options means it, as in cp, even where
+		// fastcp's own options share it.
+		{[]string{"--b=simple", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupSimple }},
+		{[]string{"--in", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && !o.InPlace }},
+		{[]string{"--inp", "a", "b"}, nil, func(o *Options) bool { return o.InPlace }},
+		{[]string{"--str", "a", "b"}, nil, func(o *Options) bool { return o.StripTrailingSlashes }},
+		{[]string{"--stra=rw", "a", "b"}, nil, func(o *Options) bool { return o.Strategy == copier.RW }},
+		{[]string{"--no-pro", "a", "b"}, nil, func(o *Options) bool { return o.Progress == ProgressOff }},
+		{[]string{"--jo=2", "--q", "a", "b"}, nil, func(o *Options) bool { return o.Jobs == 2 && o.Quiet }},
+		{[]string{"--", "--verb", "b"}, nil, func(o *Options) bool { return !o.Verbose && o.Operands[0] == "--verb" }},
+		// POSIXLY_CORRECT: options end at the first operand.
+		{[]string{"a", "b", "-v"}, map[string]string{"POSIXLY_CORRECT": ""}, func(o *Options) bool {
+			return o.PosixlyCorrect && !o.Verbose && reflect.DeepEqual(o.Operands, []string{"a", "b", "-v"})
+		}},
+		{[]string{"-v", "a", "b"}, map[string]string{"POSIXLY_CORRECT": "1"}, func(o *Options) bool { return o.PosixlyCorrect && o.Verbose }},
+		{[]string{"a", "b"}, map[string]string{"POSIXLY_CORRECT": "1"}, func(o *Options) bool { return o.PosixlyCorrect }},
+		{[]string{"a", "b"}, nil, func(o *Options) bool { return !o.PosixlyCorrect }},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			o, err := ParseEnv(tt.args, func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			ok := err == nil && tt.check(o)
+			if strings.Join(tt.args, " ") == "--sync=o a b" || strings.Join(tt.args, " ") == "--up=non a b" {
+				// Ambiguous: osync and odsync; none and none-fail.
+				ok = err != nil && strings.HasPrefix(err.Error(), "ambiguous argument")
+			}
+			if !ok {
+				t.Errorf("ParseEnv(%q, %v) = %+v, %v", tt.args, tt.env, o, err)
+			}
+		})
+	}
+}
+
+func TestCpUsageErrors(t *testing.T) {
+	tests := []struct {
+		args      []string
+		env       map[string]string
+		msg, hint string
+	}{
+		{[]string{"--re", "a", "b"}, nil, "option '--re' is ambiguous; possibilities: '--recursive' '--remove-destination' '--reflink'", ""},
+		{[]string{"--re=x", "a", "b"}, nil, "option '--re=x' is ambiguous; possibilities: '--recursive' '--remove-destination' '--reflink'", ""},
+		{[]string{"--de", "a", "b"}, nil, "option '--de' is ambiguous; possibilities: '--debug' '--dereference'", ""},
+		{[]string{"--no-", "a", "b"}, nil, "option '--no-' is ambiguous; possibilities: '--no-clobber' '--no-dereference' '--no-preserve' '--no-target-directory'", ""},
+		// fastcp's own options, where no option of cp matches.
+		{[]string{"--bench-", "--benchmark"}, nil, "option '--bench-' is ambiguous; possibilities: '--bench-size' '--bench-runs' '--bench-from'", ""},
+		{[]string{"--no-pr"}, nil, "option '--no-preserve' requires an argument", ""},
+		{[]string{"--j=2", "a", "b"}, nil, "option '--j=2' is ambiguous; possibilities: '--jobs' '--json'", ""},
+		{[]string{"--verb=x", "a", "b"}, nil, "option '--verbose' doesn't allow an argument", ""},
+		{[]string{"--suf"}, nil, "option '--suffix' requires an argument", ""},
+		{[]string{"--bogus"}, nil, "unrecognized option '--bogus'", ""},
+		{[]string{"-ls", "a", "b"}, nil, "cannot make both hard and symbolic links", ""},
+		{[]string{"-bn", "a", "b"}, nil, "cannot combine --backup with -n/--no-clobber or --update=none-fail", ""},
+		{[]string{"-b", "--update=none-fail", "a", "b"}, nil, "cannot combine --backup with -n/--no-clobber or --update=none-fail", ""},
+		{[]string{"-b", "--update=none", "a", "b"}, nil, "cannot combine --backup with -n/--no-clobber or --update=none-fail", ""},
+		{[]string{"--backup=n", "a", "b"}, nil, "ambiguous argument 'n' for 'backup type'",
+			"Valid arguments are:\n  - 'none', 'off'\n  - 'simple', 'never'\n  - 'existing', 'nil'\n  - 'numbered', 't'"},
+		{[]string{"--backup=bogus", "a", "b"}, nil, "invalid argument 'bogus' for 'backup type'", ""},
+		{[]string{"-b", "a", "b"}, map[string]string{"VERSION_CONTROL": "x"}, "invalid argument 'x' for '$VERSION_CONTROL'", ""},
+		{[]string{"--update=sometimes", "a", "b"}, nil, "invalid argument 'sometimes' for '--update'",
+			"Valid arguments are:\n  - 'all'\n  - 'none'\n  - 'none-fail'\n  - 'older'"},
+		{[]string{"--preserve=", "a", "b"}, nil, "ambiguous argument '' for '--preserve'", ""},
+		{[]string{"--no-preserve=color", "a", "b"}, nil, "invalid argument 'color' for '--no-preserve'", ""},
+		// The value is the next argument: "a" is all.
+		{[]string{"--no-preserve", "a", "b"}, nil, "missing destination file operand after 'b'", ""},
+		{[]string{"--reflink=a", "a", "b"}, nil, "ambiguous argument 'a' for '--reflink'", ""},
+		{[]string{"--d", "a", "b"}, nil, "option '--d' is ambiguous; possibilities: '--debug' '--dereference'", ""},
+		{[]string{"--H", "a", "b"}, nil, "unrecognized option '--H'", ""},
+		{[]string{"a", "b", "c", "-T"}, map[string]string{"POSIXLY_CORRECT": ""}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := ParseEnv(tt.args, func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			if tt.msg == "" {
+				if err != nil {
+					t.Errorf("ParseEnv(%q): %v, want no error", tt.args, err)
+				}
+				return
+			}
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("ParseEnv(%q) = %v, want a usage error", tt.args, err)
+			}
+			if ue.Msg != tt.msg {
+				t.Errorf("message %q, want %q", ue.Msg, tt.msg)
+			}
+			if tt.hint != "" && ue.Hint != tt.hint {
+				t.Errorf("hint %q, want %q", ue.Hint, tt.hint)
+			}
+		})
 	}
 }

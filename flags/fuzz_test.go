@@ -36,6 +36,16 @@ func FuzzParse(f *testing.F) {
 		"--no-clobber=true\x00a\x00b", "--force=false\x00a\x00b", "-t", "--sparse=always\x00a\x00b",
 		"--nocache\x00--sync=full\x00a\x00b", "a\x00-r\x00b", "--update\x00--\x00-r\x00b",
 		"a\x00b\x00c", "a b\x00c", "x", "a\x00", "\x00b", "=a\x00b",
+		"--verb\x00a\x00b", "--re\x00a\x00b", "--re=x\x00a\x00b", "--pa\x00a\x00d", "--path\x00a\x00d",
+		"--preserve=mod,t\x00a\x00b", "--reflink=alway\x00a\x00b", "--reflink=a\x00a\x00b", "--sp\x00a\x00b\x00c",
+		"-b\x00a\x00b", "--backup=t\x00a\x00b", "--backup=n\x00a\x00b", "--backup=\x00-S\x00.bak\x00a\x00b",
+		"-bn\x00a\x00b", "--update=none-fail\x00-b\x00a\x00b", "-ls\x00a\x00b", "-lf\x00a\x00b", "-sf\x00a\x00b",
+		"--update=all\x00a\x00b", "--update=non\x00a\x00b", "-i\x00--update=none\x00a\x00b", "-n\x00--update=all\x00a\x00b",
+		"-i\x00--update=older\x00a\x00b", "--update=none-fail\x00-i\x00a\x00b", "-u\x00--update\x00a\x00b",
+		"--no-preserve=all\x00-a\x00a\x00b", "-a\x00--no-preserve=mode,links\x00a\x00b", "--preserve=context\x00a\x00b",
+		"-dZ\x00a\x00b", "--context=x\x00a\x00b", "--con=x\x00a\x00b", "-x\x00--parents\x00a\x00d",
+		"--strip\x00--remove\x00--attr\x00--copy\x00--keep\x00a\x00b", "--no-p=all\x00a\x00b", "-S\x00--verb\x00a\x00b",
+		"-t\x00--verb\x00a", "--suffix\x00--re\x00a\x00b", "--d\x00a\x00b", "--de\x00a\x00b", "--in\x00a\x00b",
 	} {
 		f.Add(seed)
 	}
@@ -45,7 +55,7 @@ func FuzzParse(f *testing.F) {
 			args = nil
 		}
 		keep := append([]string(nil), args...)
-		o, err := Parse(args)
+		o, err := ParseEnv(args, noEnv)
 		if !reflect.DeepEqual(args, keep) {
 			t.Fatalf("Parse modified its arguments: %q, was %q", args, keep)
 		}
@@ -60,12 +70,12 @@ func FuzzParse(f *testing.F) {
 		} else {
 			checkOptions(t, args, o)
 		}
-		o2, err2 := Parse(args)
+		o2, err2 := ParseEnv(args, noEnv)
 		if !reflect.DeepEqual(o, o2) || (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Fatalf("Parse(%q) twice: %v, %v and %v, %v", args, o, err, o2, err2)
 		}
 		// The short way for operands alone gives what the flag set gives.
-		o3, err3 := parseOptions(args)
+		o3, err3 := parseOptions(args, noEnv)
 		if !reflect.DeepEqual(o, o3) || (err == nil) != (err3 == nil) || err != nil && err.Error() != err3.Error() {
 			t.Fatalf("Parse(%q) = %+v, %v; with the flag set: %+v, %v", args, o, err, o3, err3)
 		}
@@ -101,9 +111,68 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 			t.Fatalf("Parse(%q): %d operands", args, n)
 		}
 	}
-	if o.NoClobber && o.Interactive {
-		t.Fatalf("Parse(%q): both -n and -i", args)
+	if n := btoi(o.NoClobber) + btoi(o.Interactive) + btoi(o.NoneFail); n > 1 {
+		t.Fatalf("Parse(%q): more than one of -n, -i, --update=none-fail: %+v", args, o)
 	}
+	if o.Link && o.Symlink {
+		t.Fatalf("Parse(%q): both -l and -s", args)
+	}
+	if o.Force && (o.Link || o.Symlink) && !o.RemoveDestination {
+		t.Fatalf("Parse(%q): -f with -l or -s must remove DEST first", args)
+	}
+	if o.Backup != BackupNone && (o.NoClobber || o.NoneFail) {
+		t.Fatalf("Parse(%q): a backup with -n or --update=none-fail", args)
+	}
+	if o.Backup != BackupNone && (o.BackupSuffix == "" || strings.Contains(o.BackupSuffix, "/")) {
+		t.Fatalf("Parse(%q): backup suffix %q", args, o.BackupSuffix)
+	}
+	if o.Backup == BackupNone && o.BackupSuffix != "" {
+		t.Fatalf("Parse(%q): a suffix %q without backups", args, o.BackupSuffix)
+	}
+	if o.NoPreserveMode && o.Preserve.Mode {
+		t.Fatalf("Parse(%q): mode both preserved and not", args)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// FuzzAbbreviations: an abbreviated command line means what its
+// expansion (every long option spelled in full) means, and expanding is
+// idempotent.
+func FuzzAbbreviations(f *testing.F) {
+	for _, seed := range []string{
+		"--verb\x00a\x00b", "--recur\x00--pres=mod\x00a\x00b", "--re\x00a\x00b", "--targ\x00d\x00a",
+		"-t\x00--verb\x00a", "--suf\x00--x\x00a\x00b", "--\x00--verb\x00a", "a\x00--no-c\x00b", "--up=non\x00a\x00b",
+		"--R\x00a\x00b", "--p\x00a\x00b", "--pa\x00a\x00d", "--verbose=x\x00a\x00b", "--backup=nu\x00a\x00b",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		fs := newFlagSet(defaultOptions(), &parseState{env: noEnv})
+		full, err := expandArgs(fs, args, false)
+		if err != nil {
+			var ue *UsageError
+			if !errors.As(err, &ue) || ue.Msg == "" {
+				t.Fatalf("expandArgs(%q): %v is not a usage error", args, err)
+			}
+			return
+		}
+		again, err := expandArgs(fs, full, false)
+		if err != nil || !reflect.DeepEqual(again, full) {
+			t.Fatalf("expandArgs(%q) = %q, expanded again %q, %v", args, full, again, err)
+		}
+		o1, err1 := ParseEnv(args, noEnv)
+		o2, err2 := ParseEnv(full, noEnv)
+		if !reflect.DeepEqual(o1, o2) && !(err1 != nil && err2 != nil) {
+			t.Fatalf("Parse(%q) = %+v, %v; its expansion %q: %+v, %v", args, o1, err1, full, o2, err2)
+		}
+	})
 }
 
 // sizeGrammar is the grammar of a SIZE written as a regular expression:

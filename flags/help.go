@@ -17,18 +17,30 @@ only after the copy succeeded.
 
 Copying:
   -r, -R, --recursive          copy directories recursively
-  -a, --archive                same as -r -P --preserve=all
+  -a, --archive                same as -dR --preserve=all
+  -d                           same as --no-dereference --preserve=links
   -p                           same as --preserve=mode,ownership,timestamps
-      --preserve[=LIST]        keep the attributes in LIST: mode, ownership,
-                                 timestamps, links, xattr, all
+      --preserve[=LIST]        keep the attributes in LIST: mode, timestamps,
+                                 ownership, links, context, xattr, all
                                  (default: mode,ownership,timestamps)
+      --no-preserve=LIST       do not keep the attributes in LIST
+      --attributes-only        copy the attributes, not the data
   -t, --target-directory=DIR   copy all SOURCEs into DIR
   -T, --no-target-directory    treat DEST as a normal file
+      --parents                use the full source file name under DIRECTORY
+      --strip-trailing-slashes  remove any trailing slashes from each SOURCE
   -L, --dereference            always follow symbolic links in SOURCE
   -P, --no-dereference         never follow symbolic links in SOURCE
   -H                           follow symbolic links named on the command line
-  -u, --update                 copy only when SOURCE is newer than DEST
-                                 or DEST is missing
+  -l, --link                   make hard links instead of copying
+  -s, --symbolic-link          make symbolic links instead of copying
+      --copy-contents          copy the contents of special files when
+                                 recursive
+      --keep-directory-symlink  follow existing symlinks to directories
+                                 in DEST
+  -x, --one-file-system        stay on this file system
+  -Z, --context[=CTX]          SELinux context of DEST; without SELinux,
+                                 ignored as by cp (--context=CTX warns)
       --strategy=S             auto (default), reflink, copy_file_range,
                                  direct, sendfile, splice, rw; a forced
                                  strategy that is refused is an error
@@ -41,8 +53,21 @@ Copying:
 Safety:
   -f, --force                  if an existing DEST cannot be opened, remove
                                  it and try again
-  -n, --no-clobber             do not overwrite an existing file
-  -i, --interactive            prompt before overwrite
+  -n, --no-clobber             do not overwrite an existing file (skipping
+                                 is not an error)
+  -i, --interactive            prompt before overwrite; a "no" is exit 1
+  -u                           same as --update=older
+      --update[=WHEN]          which existing DESTs are replaced: all,
+                                 none (as -n), none-fail (skipping is an
+                                 error), older (default: DEST older than
+                                 SOURCE)
+      --remove-destination     remove each existing DEST before writing
+                                 (a symlink DEST is replaced, not followed)
+  -b, --backup[=CONTROL]       back up each existing DEST first: none, off;
+                                 numbered, t; existing, nil; simple, never
+                                 (default: existing, or VERSION_CONTROL)
+  -S, --suffix=SUFFIX          backup suffix (default ~, or
+                                 SIMPLE_BACKUP_SUFFIX); implies --backup
       --inplace                write straight into DEST (keeps its inode)
 
 Durability:
@@ -77,7 +102,12 @@ Benchmark:
                                  two filesystems)
       --json                   print the results as one JSON document
 
-Exit status: 0 all copied; 1 some file failed; 2 usage error;
+Long options and their WORD arguments may be abbreviated (--verb,
+--preserve=mod); a prefix of one of cp's options means it, as in cp.
+POSIXLY_CORRECT makes a dangling symlink DEST written through, and
+options end at the first operand, as with cp.
+
+Exit status: 0 all copied; 1 some file failed; 2 usage error (cp: 1);
 130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP.
 
 Examples:

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func newFlagSet(o *Options) *pflag.FlagSet {
+func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("fastcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -18,14 +18,27 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.BoolVarP(&o.Recursive, "R", "R", false, "same as -r")
 	fs.BoolP("archive", "a", false, "same as -r -P --preserve=all (hard links within the tree kept)")
 	fs.BoolP("p", "p", false, "same as --preserve=mode,ownership,timestamps")
-	fs.Var(&preserveValue{o}, "preserve", "preserve the attributes in LIST: mode,ownership,timestamps,links,xattr,all")
+	fs.BoolP("d", "d", false, "same as --no-dereference --preserve=links")
+	fs.Var(&preserveValue{o: o, on: true}, "preserve", "preserve the attributes in LIST: mode,timestamps,ownership,links,context,xattr,all")
 	fs.Lookup("preserve").NoOptDefVal = "mode,ownership,timestamps"
+	fs.Var(&preserveValue{o: o}, "no-preserve", "do not preserve the attributes in LIST")
+	fs.BoolVar(&o.AttributesOnly, "attributes-only", false, "copy attributes, not data")
+	fs.BoolVarP(&o.Link, "link", "l", false, "make hard links instead of copying")
+	fs.BoolVarP(&o.Symlink, "symbolic-link", "s", false, "make symbolic links instead of copying")
+	fs.BoolVar(&o.Parents, "parents", false, "use the full source file name under DIRECTORY")
+	fs.BoolVar(&o.CopyContents, "copy-contents", false, "copy the contents of special files when recursive")
+	fs.BoolVar(&o.KeepDirSymlink, "keep-directory-symlink", false, "follow existing symlinks to directories in DEST")
+	fs.BoolVarP(&o.OneFileSystem, "one-file-system", "x", false, "stay on this file system")
+	fs.BoolVar(&o.StripTrailingSlashes, "strip-trailing-slashes", false, "remove trailing slashes from each SOURCE")
+	fs.VarP(&contextValue{o}, "context", "Z", "SELinux context (without SELinux: ignored, as by cp)")
+	fs.Lookup("context").NoOptDefVal = noValue
 	fs.StringVarP(&o.TargetDir, "target-directory", "t", "", "copy all SOURCEs into DIRECTORY")
 	fs.BoolVarP(&o.NoTargetDir, "no-target-directory", "T", false, "treat DEST as a normal file")
 	fs.BoolP("dereference", "L", false, "always follow symbolic links in SOURCE")
 	fs.BoolP("no-dereference", "P", false, "never follow symbolic links in SOURCE")
 	fs.BoolP("H", "H", false, "follow symbolic links named on the command line")
-	fs.BoolVarP(&o.Update, "update", "u", false, "copy only when SOURCE is newer than DEST or DEST is missing")
+	fs.VarP(&updateValue{o}, "update", "u", "which existing DESTs are replaced: all, none, none-fail, older (-u)")
+	fs.Lookup("update").NoOptDefVal = noValue
 	fs.Var(newEnum(&o.Strategy, copier.StrategyNames(), "strategy"), "strategy", "copy mechanism: auto, reflink, copy_file_range, direct, sendfile, splice, rw")
 	fs.Var(newEnum(&o.Reflink, copier.ReflinkNames, "reflink"), "reflink", "share extents: auto, always (bare --reflink), never")
 	fs.Lookup("reflink").NoOptDefVal = "always"
@@ -36,6 +49,10 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.BoolVarP(&o.Force, "force", "f", false, "if an existing destination cannot be opened, remove it and try again")
 	fs.BoolVarP(&o.NoClobber, "no-clobber", "n", false, "do not overwrite an existing file")
 	fs.BoolVarP(&o.Interactive, "interactive", "i", false, "prompt before overwrite")
+	fs.BoolVar(&o.RemoveDestination, "remove-destination", false, "remove each existing DEST before opening it")
+	fs.VarP(&backupValue{st}, "backup", "b", "back up each existing DEST: none, off, numbered, t, existing, nil, simple, never")
+	fs.Lookup("backup").NoOptDefVal = noValue
+	fs.VarP(&suffixValue{st}, "suffix", "S", "backup suffix (default ~)")
 	fs.BoolVar(&o.InPlace, "inplace", false, "write straight into DEST instead of a temporary file renamed over it")
 
 	fs.Var(newEnum(&o.Sync, durability.SyncNames, "sync"), "sync", "durability: none, data, full, osync, odsync")
@@ -57,7 +74,7 @@ func newFlagSet(o *Options) *pflag.FlagSet {
 	fs.StringVar(&o.BenchFrom, "bench-from", "", "put the benchmark's source file in DIR")
 	fs.BoolVar(&o.JSON, "json", false, "with --benchmark: one JSON document on stdout")
 
-	for _, n := range []string{"R", "H", "p"} {
+	for _, n := range shortOnly {
 		fs.Lookup(n).Hidden = true
 	}
 	return fs
@@ -79,4 +96,4 @@ func FlagNames(fs *pflag.FlagSet) []string {
 }
 
 // AllFlagNames is FlagNames of fastcp's flag set.
-func AllFlagNames() []string { return FlagNames(newFlagSet(&Options{})) }
+func AllFlagNames() []string { return FlagNames(newFlagSet(&Options{}, &parseState{})) }

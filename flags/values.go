@@ -29,25 +29,12 @@ func (e *enumValue[T]) String() string {
 func (e *enumValue[T]) Type() string { return "WORD" }
 
 func (e *enumValue[T]) Set(s string) error {
-	for i, n := range e.names {
-		if n == s {
-			*e.p = T(i)
-			return nil
-		}
+	v, err := argmatch(s, "--"+e.flag, wordChoices(e.names))
+	if err != nil {
+		return err
 	}
-	return &UsageError{
-		Msg:  fmt.Sprintf("invalid argument %s for '--%s'", output.Quote(s), e.flag),
-		Hint: validList(e.names),
-	}
-}
-
-func validList(names []string) string {
-	var b strings.Builder
-	b.WriteString("Valid arguments are:")
-	for _, n := range names {
-		fmt.Fprintf(&b, "\n  - '%s'", n)
-	}
-	return b.String()
+	*e.p = T(v)
+	return nil
 }
 
 // sizeValue is a pflag.Value for SIZE arguments: a number of bytes with an
@@ -149,39 +136,60 @@ func (v *intValue) Set(s string) error {
 	return nil
 }
 
-// preserveValue is --preserve[=LIST].
+// preserveValue is --preserve[=LIST] (on) and --no-preserve=LIST (off).
 type preserveValue struct {
-	o *Options
+	o  *Options
+	on bool
 }
 
-// PreserveWords are the attribute names --preserve takes.
-var PreserveWords = []string{"mode", "ownership", "timestamps", "links", "xattr", "all"}
+// PreserveWords are the attribute names --preserve takes, in cp's order.
+var PreserveWords = []string{"mode", "timestamps", "ownership", "links", "context", "xattr", "all"}
+
+const (
+	preserveMode = iota
+	preserveTimestamps
+	preserveOwnership
+	preserveLinks
+	preserveContext
+	preserveXattr
+	preserveAll
+)
 
 func (v *preserveValue) String() string { return "" }
 func (v *preserveValue) Type() string   { return "LIST" }
 
 func (v *preserveValue) Set(s string) error {
+	flag := "--preserve"
+	if !v.on {
+		flag = "--no-preserve"
+	}
+	o, on := v.o, v.on
+	p := &o.Preserve
 	for _, w := range strings.Split(s, ",") {
-		p := &v.o.Preserve
-		switch w {
-		case "mode":
-			p.Mode = true
-		case "ownership":
-			p.Ownership = true
-		case "timestamps":
-			p.Timestamps = true
-		case "links":
-			v.o.HardLinks = true
-		case "xattr":
-			p.Xattr = true
-			v.o.XattrExplicit = true
-		case "all":
-			*p = Preserve{true, true, true, true}
-			v.o.HardLinks = true
-		default:
-			return &UsageError{
-				Msg:  fmt.Sprintf("invalid argument %s for '--preserve'", output.Quote(w)),
-				Hint: validList(PreserveWords),
+		a, err := argmatch(w, flag, wordChoices(PreserveWords))
+		if err != nil {
+			return err
+		}
+		switch a {
+		case preserveMode:
+			p.Mode, o.NoPreserveMode = on, !on
+		case preserveTimestamps:
+			p.Timestamps = on
+		case preserveOwnership:
+			p.Ownership = on
+		case preserveLinks:
+			o.HardLinks = on
+		case preserveContext:
+			o.PreserveContext = on
+		case preserveXattr:
+			// Asked for by name: a DEST that cannot hold them is an
+			// error (with all or -a, silence).
+			p.Xattr, o.XattrExplicit = on, on
+		case preserveAll:
+			*p = Preserve{on, on, on, on}
+			o.HardLinks, o.NoPreserveMode = on, !on
+			if !on {
+				o.XattrExplicit, o.PreserveContext = false, false
 			}
 		}
 	}

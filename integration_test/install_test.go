@@ -397,6 +397,8 @@ func distValues() []distValue {
 	add("--sparse", copier.SparseNames)
 	add("--sync", durability.SyncNames)
 	add("--preserve", flags.PreserveWords)
+	add("--update", flags.UpdateWords)
+	add("--backup", flags.BackupWords)
 	return vs
 }
 
@@ -549,8 +551,14 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"fastcp", "--sparse", "=", ""}, sorted(copier.SparseNames)},
 		{[]string{"fastcp", "--preserve", "=", ""}, sorted(flags.PreserveWords)},
 		{[]string{"fastcp", "--preserve", "=", "mode,"}, prefixed("mode,", except(flags.PreserveWords, "mode"))},
-		{[]string{"fastcp", "--str"}, []string{"--strategy="}},
-		{[]string{"fastcp", "--no-p"}, []string{"--no-progress"}},
+		{[]string{"fastcp", "--no-preserve", "=", ""}, sorted(flags.PreserveWords)},
+		{[]string{"fastcp", "--update", "=", ""}, sorted(flags.UpdateWords)},
+		{[]string{"fastcp", "--update", "=", "none"}, []string{"none", "none-fail"}},
+		{[]string{"fastcp", "--backup", "=", ""}, sorted(flags.BackupWords)},
+		{[]string{"fastcp", "--update", ""}, []string{"file", "sub"}}, // optional value: an operand
+		{[]string{"fastcp", "--stra"}, []string{"--strategy="}},
+		{[]string{"fastcp", "--str"}, []string{"--strategy=", "--strip-trailing-slashes"}},
+		{[]string{"fastcp", "--no-pro"}, []string{"--no-progress"}},
 		{[]string{"fastcp", "-t", ""}, []string{"sub"}},
 		{[]string{"fastcp", "--benchmark", ""}, []string{"sub"}},
 		{[]string{"fastcp", "--reflink", ""}, []string{"file", "sub"}}, // its value needs "=": this is an operand
