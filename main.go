@@ -67,6 +67,10 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		}, stdout, stderr, out.Prog())
 	}
 
+	if ue := cp.CheckUsage(opts); ue != nil {
+		out.Usage(ue.Msg, ue.Hint)
+		return 2
+	}
 	failed := cp.Run(opts, out, stdin)
 	if err := out.WriteErr(); err != nil {
 		out.Errorf("write error: %s", output.ErrText(err))

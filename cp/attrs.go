@@ -124,6 +124,10 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		if err != nil && (!a.opts.XattrExplicit && (isUnsupported(err) || errors.Is(err, unix.EPERM))) {
 			continue
 		}
+		if err != nil && isUnsupported(err) {
+			// A filesystem without extended attributes, as cp words it.
+			return output.Wordedf("setting attributes for %s: %s", quote(name), errText(err))
+		}
 		if err != nil {
 			return output.Wordedf("setting attribute %s for %s: %s", quote(n), quote(name), errText(err))
 		}

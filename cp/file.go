@@ -12,6 +12,7 @@ import (
 
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/flags"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -22,8 +23,9 @@ var copyData = copier.Copy
 
 // existing describes DEST before anything is written.
 type existing struct {
-	fi   os.FileInfo // nil: DEST does not exist
-	path string      // where to write: DEST, or the file a symlink DEST points to
+	fi     os.FileInfo // nil: DEST does not exist
+	path   string      // where to write: DEST, or the file a symlink DEST points to
+	backup string      // the name DEST's backup gets (-b), "" for none
 }
 
 // checkDest applies cp's rules to DEST before anything is opened for
@@ -33,15 +35,36 @@ type existing struct {
 func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, through bool) (existing, bool) {
 	o := a.opts
 	e := existing{path: dst}
+	// With --remove-destination or a backup, cp removes (or renames)
+	// a symlink DEST itself.
+	through = through && !o.RemoveDestination && o.Backup == flags.BackupNone
 	lfi, err := os.Lstat(dst)
 	switch {
 	case err == nil && through && lfi.Mode()&os.ModeSymlink != 0:
 		// cp writes through a symlink DEST: the file it points to is
 		// replaced, the link stays.
 		e.fi, err = os.Stat(dst)
+		if errors.Is(err, os.ErrNotExist) && o.PosixlyCorrect {
+			// POSIX: the file the dangling link names is created.
+			target, lerr := os.Readlink(dst)
+			if lerr == nil {
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(dst), target)
+				}
+				e.fi, e.path = nil, target
+				return e, true
+			}
+			err = lerr
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
 			return e, false
+		}
+		if errors.Is(err, unix.ELOOP) && o.Force {
+			// A symlink loop counts as an existing DEST that cannot be
+			// opened: -f replaces the link (cp 8.30 and later).
+			e.fi = nil
+			return e, true
 		}
 		if err == nil {
 			e.path, err = filepath.EvalSymlinks(dst)
@@ -63,6 +86,12 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 		return e, false
 	}
 	if os.SameFile(sfi, e.fi) {
+		if o.Force && o.Backup != flags.BackupNone && sfi.Mode().IsRegular() && filepath.Clean(src) == filepath.Clean(dst) {
+			// cp --force --backup f f: the backup is a copy of f, and f
+			// stays as it is.
+			e.path, e.fi = a.backupName(dst), nil
+			return e, true
+		}
 		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
 		return e, false
 	}
@@ -70,14 +99,28 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
 		return e, false
 	}
+	// cp 9.11: -n (and --update=none) skips silently;
+	// --update=none-fail says so and fails; a "no" to -i fails.
 	if o.NoClobber {
 		return e, false
 	}
 	if o.Update && !sfi.ModTime().After(e.fi.ModTime()) {
 		return e, false
 	}
-	if o.Interactive && !a.confirm(a.overwriteQuestion(e, dst)) {
+	if o.NoneFail {
+		r.fail(fmt.Sprintf("not replacing %s", quote(dst)))
 		return e, false
+	}
+	if o.Interactive && !a.confirm(a.overwriteQuestion(e, dst)) {
+		r.failQuietly()
+		return e, false
+	}
+	if o.Backup != flags.BackupNone {
+		if a.backupIsSource(sfi, dst) {
+			r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(dst), quote(src)))
+			return e, false
+		}
+		e.backup = a.backupName(dst)
 	}
 	return e, true
 }
@@ -133,7 +176,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	// As cp: the -v line comes before the source is opened, so a file
 	// that then fails is named twice, by -v and by the error.
 	if o.Verbose || o.Debug {
-		r.out(output.Copying(src, dst))
+		r.out(copyingLine(src, dst, ex.backup))
 	}
 	srcF, err := openSource(src)
 	if err != nil {
@@ -155,10 +198,20 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	// --inplace (keeping its inode, hard links, mode and owner); otherwise a
 	// temporary file replaces DEST and takes its mode and owner.
 	dfi := ex.fi
-	newFile := dfi == nil
-	special := dfi != nil && dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0
+	// --remove-destination and a backup replace DEST whatever it is
+	// (cp removes or renames it first), and so does a copy over a
+	// symlink DEST that is not written through: the result is a new file.
+	replaced := dfi != nil && (o.RemoveDestination || ex.backup != "" || !dfi.Mode().IsRegular())
+	special := dfi != nil && !o.RemoveDestination && ex.backup == "" &&
+		dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0
+	newFile := dfi == nil || (replaced && !special)
 	inPlace := special || o.InPlace
-	if dfi != nil && dfi.Mode().IsRegular() && !inPlace {
+	if o.AttributesOnly && dfi != nil && dfi.Mode().IsRegular() && !replaced {
+		// cp --attributes-only opens DEST without truncating it: its data
+		// stay, it gets the attributes asked for.
+		return a.attributesOnly(r, srcF, sfi, dst)
+	}
+	if dfi != nil && dfi.Mode().IsRegular() && !inPlace && !replaced {
 		// cp opens an existing DEST for writing: without write permission
 		// it fails, unless -f lets it remove DEST and start anew. An
 		// immutable DEST (EPERM) can be neither written nor removed.
@@ -251,7 +304,11 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		counter = a.progress
 		a.progress.Describe("copying " + quote(dst))
 	}
-	res, err := copyData(dest.File, srcF, copier.Options{
+	copyFn := copyData
+	if o.AttributesOnly {
+		copyFn = noData
+	}
+	res, err := copyFn(dest.File, srcF, copier.Options{
 		Progress:   counter,
 		Strategy:   o.Strategy,
 		Reflink:    o.Reflink,
@@ -277,7 +334,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			r.out(l)
 		}
 	}
-	if err == nil {
+	if err == nil && !o.AttributesOnly {
 		err = sourceChanged(srcF, &before, res.Size)
 	}
 	if err == nil && !dest.InPlace() {
@@ -288,7 +345,14 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			// Honest: the bytes are copied, the flush is what takes time now.
 			a.progress.Describe("flushing " + quote(dst))
 		}
-		err = dest.Commit(srcF)
+		undo, ok := backupStep(r, dst, ex.backup)
+		if !ok {
+			dest.Abort()
+			return false
+		}
+		if err = dest.Commit(srcF); err != nil {
+			undo()
+		}
 	} else {
 		dest.Abort()
 	}
@@ -398,7 +462,7 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 	sst := rawStat(sfi)
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			if err := t.chmod(sst.Mode & 0o777 &^ a.umask); err != nil {
+			if err := t.chmod(a.newMode(sst.Mode, false)); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {
@@ -430,7 +494,13 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 // copySymlink copies a symbolic link as a link (-P, -r, -a): a new link
 // with the same target, put in place over DEST in one rename.
 func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
-	if _, ok := a.checkDest(r, src, sfi, dst, false); !ok {
+	ex, ok := a.checkDest(r, src, sfi, dst, false)
+	if !ok {
+		return
+	}
+	if a.opts.AttributesOnly && ex.fi != nil && !a.opts.RemoveDestination && ex.backup == "" {
+		// cp --attributes-only does not replace a DEST by a link.
+		r.fail(fmt.Sprintf("cannot create symbolic link %s: %s", quote(dst), errText(unix.EEXIST)))
 		return
 	}
 	link, err := os.Readlink(src)
@@ -439,7 +509,11 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 		return
 	}
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(output.Copying(src, dst))
+		r.out(copyingLine(src, dst, ex.backup))
+	}
+	undo, ok := backupStep(r, dst, ex.backup)
+	if !ok {
+		return
 	}
 	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
 		if err := os.Symlink(link, tmp); err != nil {
@@ -451,6 +525,7 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 		return nil
 	})
 	if err != nil {
+		undo()
 		r.fail(output.EntryError("cannot create symbolic link", dst, err))
 		return
 	}
@@ -459,16 +534,25 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
 func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
-	if _, ok := a.checkDest(r, src, sfi, dst, false); !ok {
+	ex, ok := a.checkDest(r, src, sfi, dst, false)
+	if !ok {
 		return
 	}
 	st := rawStat(sfi)
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(output.Copying(src, dst))
+		r.out(copyingLine(src, dst, ex.backup))
+	}
+	undo, ok := backupStep(r, dst, ex.backup)
+	if !ok {
+		return
+	}
+	mode := st.Mode & (unix.S_IFMT | 0o777)
+	if a.opts.NoPreserveMode {
+		mode = st.Mode&unix.S_IFMT | 0o666
 	}
 	err := a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
 		// mknod applies the umask, as creating a file does.
-		if err := unix.Mknod(tmp, st.Mode&(unix.S_IFMT|0o777), int(st.Rdev)); err != nil {
+		if err := unix.Mknod(tmp, mode, int(st.Rdev)); err != nil {
 			return err
 		}
 		if a.opts.Preserve.Any() {
@@ -477,6 +561,7 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 		return nil
 	})
 	if err != nil {
+		undo()
 		kind := "fifo"
 		if sfi.Mode()&os.ModeDevice != 0 {
 			kind = "special file"
@@ -494,14 +579,20 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first), errText(err)))
 		return
 	}
-	if _, ok := a.checkDest(r, first, sfi, dst, false); !ok {
+	ex, ok := a.checkDest(r, first, sfi, dst, false)
+	if !ok {
 		return
 	}
 	if a.opts.Verbose || a.opts.Debug {
-		r.out(output.Copying(src, dst))
+		r.out(copyingLine(src, dst, ex.backup))
+	}
+	undo, ok := backupStep(r, dst, ex.backup)
+	if !ok {
+		return
 	}
 	err = a.replaceEntry(r, dst, func(tmp string) error { return os.Link(first, tmp) })
 	if err != nil {
+		undo()
 		r.fail(output.EntryError("cannot create hard link", dst, err))
 		return
 	}
@@ -676,4 +767,42 @@ func (a *app) confirm(question string) bool {
 	line, _ := a.stdin.ReadString('\n')
 	line = strings.TrimSpace(line)
 	return strings.HasPrefix(line, "y") || strings.HasPrefix(line, "Y")
+}
+
+// newMode is the permission bits of a new file (or directory) without
+// --preserve=mode: SOURCE's minus the umask, as cp; with
+// --no-preserve=mode, the default ones (0666, directories 0777) minus the
+// umask.
+func (a *app) newMode(srcMode uint32, dir bool) uint32 {
+	if a.opts.NoPreserveMode {
+		if dir {
+			return 0o777 &^ a.umask
+		}
+		return 0o666 &^ a.umask
+	}
+	return srcMode & 0o777 &^ a.umask
+}
+
+// noData is the copy engine of --attributes-only: it copies nothing.
+func noData(dst, src *os.File, o copier.Options) (copier.Result, error) {
+	return copier.Result{}, nil
+}
+
+// attributesOnly gives an existing regular DEST the attributes asked for
+// and leaves its data (--attributes-only): cp opens it without O_TRUNC and
+// writes nothing.
+func (a *app) attributesOnly(r *record, srcF *os.File, sfi os.FileInfo, dst string) bool {
+	fd, err := unix.Open(dst, unix.O_WRONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot open %s for writing: %s", quote(dst), errText(err)))
+		return false
+	}
+	defer unix.Close(fd)
+	if a.opts.Preserve.Any() {
+		if err := a.preserve(target{fd: fd, path: dst}, rawStat(sfi), int(srcF.Fd()), "", dst); err != nil {
+			r.fail(err.Error())
+			return false
+		}
+	}
+	return true
 }

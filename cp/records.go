@@ -39,6 +39,9 @@ func (r *record) fail(msg string) {
 	r.failed = true
 }
 
+// failQuietly marks the entry failed without a message (a "no" to -i).
+func (r *record) failQuietly() { r.failed = true }
+
 // warn adds a warning without failing the entry.
 func (r *record) warn(msg string) { r.lines = append(r.lines, outLine{lineWarn, msg}) }
 

@@ -58,6 +58,9 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader) (failed bool)
 	a.seq.out = out
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))
+	if a.selinuxChecks() {
+		return true
+	}
 	a.startProgress()
 	a.startWorkers()
 	a.copyAll()

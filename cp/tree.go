@@ -51,8 +51,22 @@ func (a *app) copyAll() {
 		}
 	}
 	for _, src := range sources {
+		if o.StripTrailingSlashes && (intoDir || o.Parents) {
+			// As cp: only the SOURCEs copied into a directory.
+			if t := strings.TrimRight(src, "/"); t != "" {
+				src = t
+			} else {
+				src = "/"
+			}
+		}
 		dst := target
-		if intoDir {
+		switch {
+		case o.Parents:
+			var ok bool
+			if dst, ok = a.parentsDest(src, target); !ok {
+				continue
+			}
+		case intoDir:
 			dst = joinPath(target, filepath.Base(src))
 		}
 		a.copyTop(src, dst)
@@ -78,7 +92,8 @@ func (a *app) statSource(path string, top bool) (os.FileInfo, error) {
 	case flags.DerefCommandLine:
 		follow = top
 	case flags.DerefDefault:
-		follow = !a.opts.Recursive
+		// cp: -l follows them even when recursive.
+		follow = !a.opts.Recursive || a.opts.Link
 	}
 	if follow {
 		return os.Stat(path)
@@ -165,12 +180,18 @@ func (a *app) copyEntry(src string, fi os.FileInfo, dst string, anc *ancestor) {
 			return
 		}
 		a.copyDir(src, fi, dst, anc)
+	case a.opts.Link || a.opts.Symlink:
+		// -l, -s: a link instead of a copy, whatever the type. A hard
+		// link to a symbolic link follows it when the walk did.
+		follow := mode&os.ModeSymlink == 0
+		a.schedule(func(r *record) { a.linkEntry(r, src, fi, dst, follow) })
 	case mode&os.ModeSymlink != 0:
 		a.schedule(func(r *record) { a.copySymlink(r, src, fi, dst) })
 	case mode.IsRegular():
 		a.scheduleFile(src, fi, dst)
-	case a.opts.Recursive:
-		// cp -R recreates FIFOs, devices and sockets rather than reading them.
+	case a.opts.Recursive && !a.opts.CopyContents:
+		// cp -R recreates FIFOs, devices and sockets rather than reading
+		// them (--copy-contents reads them).
 		a.schedule(func(r *record) { a.copySpecial(r, src, fi, dst) })
 	default:
 		// Without -r a FIFO or device SOURCE is read as data.
@@ -240,6 +261,12 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
 	dfi, err := os.Lstat(dst)
+	if err == nil && dfi.Mode()&os.ModeSymlink != 0 && a.opts.KeepDirSymlink {
+		// --keep-directory-symlink: a symlink to a directory is followed.
+		if t, terr := os.Stat(dst); terr == nil && t.IsDir() {
+			dfi = t
+		}
+	}
 	switch {
 	case err == nil && !dfi.IsDir():
 		r.fail(fmt.Sprintf("cannot overwrite non-directory %s with directory %s", quote(dst), quote(src)))
@@ -271,8 +298,10 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 	if created {
 		a.madeEntry(dst)
 	}
-	names, err := readNames(src)
-	if err != nil {
+	var names []string
+	if a.opts.OneFileSystem && anc != nil && anc.id.dev != idOf(fi).dev {
+		// -x: a mount point is copied, not what is mounted on it.
+	} else if names, err = readNames(src); err != nil {
 		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(err)))
 	}
 	a.seq.close(r)
@@ -312,7 +341,7 @@ func (a *app) finishDirs() {
 			err = a.preserve(t, st, -1, d.src, d.dst)
 		}
 		if err == nil && d.created && !a.opts.Preserve.Mode {
-			if e := t.chmod(st.Mode & 0o777 &^ a.umask); e != nil {
+			if e := t.chmod(a.newMode(st.Mode, true)); e != nil {
 				err = output.Wordedf("setting permissions for %s: %s", quote(d.dst), errText(e))
 			}
 		}

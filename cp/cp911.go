@@ -1,0 +1,354 @@
+package cp
+
+// The parts of cp 9.11's command line beyond plain copying: links instead
+// of copies (-l, -s), backups of the DEST about to be replaced (-b, -S),
+// the source's parent directories under the target (--parents), and the
+// SELinux options on a system fastcp treats as without SELinux.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fastcp/flags"
+	"fastcp/output"
+
+	"golang.org/x/sys/unix"
+)
+
+// CheckUsage finds the usage errors that depend on the file system:
+// --parents needs a directory to copy into.
+func CheckUsage(o *flags.Options) *flags.UsageError {
+	if !o.Parents || o.TargetDir != "" || o.Benchmark {
+		return nil
+	}
+	last := o.Operands[len(o.Operands)-1]
+	if fi, err := os.Stat(last); o.NoTargetDir || err != nil || !fi.IsDir() {
+		return &flags.UsageError{Msg: "with --parents, the destination must be a directory"}
+	}
+	return nil
+}
+
+// selinuxChecks does what cp does with -Z, --context and
+// --preserve=context on a system without SELinux, which is what fastcp
+// is to them: it sets no security context. It reports whether the run
+// must stop.
+func (a *app) selinuxChecks() bool {
+	o := a.opts
+	if o.PreserveContext {
+		a.seq.emit(true, "cannot preserve security context without an SELinux-enabled kernel")
+		return true
+	}
+	if o.ContextArg {
+		a.out.Warnf("ignoring --context; it requires an SELinux-enabled kernel")
+	}
+	return false
+}
+
+// dirOf opens the directory an entry is in, for the *at calls that make
+// and replace it.
+func dirOf(path string) (fd int, base string, err error) {
+	path = strings.TrimRight(path, "/")
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	for {
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return -1, "", &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return fd, base, nil
+}
+
+// backupName returns the name the backup of DEST (which exists) gets, as
+// gnulib's backupfile: DEST.~N~ one past the highest existing number
+// (numbered, or existing when DEST has numbered backups), else DEST with
+// the suffix.
+func (a *app) backupName(dst string) string {
+	o := a.opts
+	dst = strings.TrimRight(dst, "/")
+	simple := dst + o.BackupSuffix
+	if o.Backup == flags.BackupSimple {
+		return simple
+	}
+	dir, base := filepath.Split(dst)
+	if dir == "" {
+		dir = "."
+	}
+	highest := 0
+	if f, err := openNoPoller(dir, unix.O_DIRECTORY); err == nil {
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range names {
+			num, ok := strings.CutPrefix(n, base+".~")
+			if !ok {
+				continue
+			}
+			num, ok = strings.CutSuffix(num, "~")
+			if !ok || num == "" || num[0] == '0' || strings.Trim(num, "0123456789") != "" {
+				continue
+			}
+			if v, err := strconv.Atoi(num); err == nil && v > highest {
+				highest = v
+			}
+		}
+	}
+	if o.Backup == flags.BackupExisting && highest == 0 {
+		return simple
+	}
+	return fmt.Sprintf("%s.~%d~", dst, highest+1)
+}
+
+// backupIsSource reports whether making DEST's simple backup would
+// remove SOURCE (cp --backup=simple a~ a): cp refuses such a copy.
+func (a *app) backupIsSource(sfi os.FileInfo, dst string) bool {
+	if a.opts.Backup == flags.BackupNumbered {
+		return false
+	}
+	fi, err := os.Lstat(strings.TrimRight(dst, "/") + a.opts.BackupSuffix)
+	return err == nil && os.SameFile(fi, sfi)
+}
+
+// makeBackup gives the existing DEST its backup name just before the new
+// DEST replaces it: a hard link, so that DEST never disappears (cp renames
+// DEST away and creates a new one); where the filesystem has no hard
+// links, a rename. undo takes the backup back if the new DEST then fails.
+func makeBackup(dst, backup string) (undo func(), err error) {
+	dfd, base, err := dirOf(dst)
+	if err != nil {
+		return nil, err
+	}
+	bfd, bbase, err := dirOf(backup)
+	if err != nil {
+		unix.Close(dfd)
+		return nil, err
+	}
+	closeBoth := func() { unix.Close(dfd); unix.Close(bfd) }
+	err = unix.Linkat(dfd, base, bfd, bbase, 0)
+	if errors.Is(err, unix.EEXIST) {
+		// An older backup of that name is replaced, as cp's rename does:
+		// link under a temporary name, then rename over it.
+		tmp := ".fastcp-backup." + bbase
+		unix.Unlinkat(bfd, tmp, 0)
+		if err = unix.Linkat(dfd, base, bfd, tmp, 0); err == nil {
+			if err = unix.Renameat(bfd, tmp, bfd, bbase); err != nil {
+				unix.Unlinkat(bfd, tmp, 0)
+			}
+		}
+	}
+	switch {
+	case err == nil:
+		return func() { unix.Unlinkat(bfd, bbase, 0); closeBoth() }, nil
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EXDEV), errors.Is(err, unix.EMLINK), errors.Is(err, unix.EOPNOTSUPP):
+		if err = unix.Renameat(dfd, base, bfd, bbase); err == nil {
+			return func() { unix.Renameat(bfd, bbase, dfd, base); closeBoth() }, nil
+		}
+	}
+	closeBoth()
+	return nil, err
+}
+
+// backupStep makes DEST's backup if one is due (backup != ""), failing
+// the entry as cp words it.
+func backupStep(r *record, dst, backup string) (undo func(), ok bool) {
+	if backup == "" {
+		return func() {}, true
+	}
+	undo, err := makeBackup(dst, backup)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot backup %s: %s", quote(dst), errText(err)))
+		return nil, false
+	}
+	return undo, true
+}
+
+// copyingLine is -v's line, naming the backup when one is made.
+func copyingLine(src, dst, backup string) string {
+	if backup == "" {
+		return output.Copying(src, dst)
+	}
+	return fmt.Sprintf("%s (backup: %s)", output.Copying(src, dst), quote(backup))
+}
+
+// quotef is gnulib's quotef: the name as it is when it needs no quoting
+// for a shell, else quoted.
+func quotef(name string) string {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("%+,-./:=@_^", c)) {
+			return quote(name)
+		}
+	}
+	if name == "" {
+		return quote(name)
+	}
+	return name
+}
+
+// linkEntry makes DEST a hard link (-l) or a symbolic link (-s) to
+// SOURCE instead of a copy. follow says whether a symbolic link SOURCE
+// is followed for a hard link.
+func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, follow bool) {
+	o := a.opts
+	ex, ok := a.checkDest(r, src, sfi, dst, false)
+	if !ok {
+		return
+	}
+	what := "cannot create hard link"
+	if o.Symlink {
+		what = "cannot create symbolic link"
+		if !filepath.IsAbs(src) && !inCurrentDir(dst) {
+			r.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
+			return
+		}
+	}
+	backup := ""
+	if ex.fi != nil && o.Backup != flags.BackupNone {
+		backup = a.backupName(dst)
+	}
+	if o.Verbose || o.Debug {
+		r.out(copyingLine(src, dst, backup))
+	}
+	linkFlags := 0
+	if follow {
+		linkFlags = unix.AT_SYMLINK_FOLLOW
+	}
+	make := func(dfd int, name string) error {
+		if o.Symlink {
+			return unix.Symlinkat(src, dfd, name)
+		}
+		return unix.Linkat(unix.AT_FDCWD, src, dfd, name, linkFlags)
+	}
+	fail := func(err error) {
+		r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
+	}
+	dfd, base, err := dirOf(dst)
+	if err != nil {
+		fail(unwrapPath(err))
+		return
+	}
+	defer unix.Close(dfd)
+	if ex.fi == nil || !(o.RemoveDestination || backup != "") {
+		// A DEST that exists is an error (EEXIST), as with cp.
+		if err := make(dfd, base); err != nil {
+			fail(err)
+			return
+		}
+		a.madeEntry(dst)
+		return
+	}
+	undo, ok := backupStep(r, dst, backup)
+	if !ok {
+		return
+	}
+	// The link is made under a temporary name and renamed over DEST.
+	tmp := ".fastcp-link." + base
+	unix.Unlinkat(dfd, tmp, 0)
+	if err = make(dfd, tmp); err == nil {
+		if err = unix.Renameat(dfd, tmp, dfd, base); err != nil {
+			unix.Unlinkat(dfd, tmp, 0)
+		}
+	}
+	if err != nil {
+		undo()
+		fail(err)
+		return
+	}
+	a.madeEntry(dst)
+}
+
+// unwrapPath is the errno inside a *os.PathError.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// inCurrentDir reports whether dst's directory is the current one (cp -s
+// makes relative links only there).
+func inCurrentDir(dst string) bool {
+	dir := filepath.Dir(strings.TrimRight(dst, "/"))
+	if dir == "." {
+		return true
+	}
+	d, err1 := os.Stat(dir)
+	dot, err2 := os.Stat(".")
+	return err1 == nil && err2 == nil && os.SameFile(d, dot)
+}
+
+// parentsDest makes the directories --parents puts above SOURCE under
+// target (target/a and target/a/b for a/b/f), and returns DEST.
+func (a *app) parentsDest(src, target string) (string, bool) {
+	rel := strings.TrimLeft(src, "/")
+	dst := joinPath(target, rel)
+	comps := strings.Split(strings.TrimRight(rel, "/"), "/")
+	srcDir, dstDir := "", strings.TrimRight(target, "/")
+	if strings.HasPrefix(src, "/") {
+		srcDir = "/"
+	}
+	for _, c := range comps[:len(comps)-1] {
+		if c == "" {
+			continue
+		}
+		if srcDir == "" || srcDir == "/" {
+			srcDir += c
+		} else {
+			srcDir += "/" + c
+		}
+		dstDir += "/" + c
+		r := a.seq.open()
+		ok := a.parentDir(r, srcDir, dstDir)
+		a.seq.close(r)
+		if !ok {
+			return "", false
+		}
+	}
+	return dst, true
+}
+
+// parentDir makes one directory of --parents, as a copy of srcDir whose
+// attributes are set at the end, like the directories of -r.
+func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
+	sfi, err := os.Stat(srcDir)
+	if err == nil && !sfi.IsDir() {
+		err = unix.ENOTDIR
+	}
+	if err != nil {
+		r.fail(fmt.Sprintf("failed to get attributes of %s: %s", quote(srcDir), errText(unwrapPath(err))))
+		return false
+	}
+	dfi, err := os.Stat(dstDir)
+	switch {
+	case err == nil && dfi.IsDir():
+		if a.opts.Preserve.Any() {
+			a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi})
+		}
+		return true
+	case err == nil:
+		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
+		return false
+	case !errors.Is(err, os.ErrNotExist):
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(unwrapPath(err))))
+		return false
+	}
+	if err := os.Mkdir(dstDir, 0o700); err != nil {
+		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(unwrapPath(err))))
+		return false
+	}
+	a.leftovers.created(dstDir)
+	a.madeEntry(dstDir)
+	a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi, created: true})
+	if a.opts.Verbose || a.opts.Debug {
+		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
+	}
+	return true
+}

@@ -1,0 +1,399 @@
+package integration_test
+
+// cp-compat scenarios for the rest of GNU cp 9.11's command line: -d, -l,
+// -s, backups, --parents, --remove-destination, --attributes-only,
+// --no-preserve, --preserve=links,context, --update=WHEN, --copy-contents,
+// --keep-directory-symlink, -x, --strip-trailing-slashes, -Z/--context,
+// abbreviations and POSIXLY_CORRECT. The behaviours are those of GNU's
+// tests/cp/*.sh (v9.11); where /usr/bin/cp (9.1) has them, both programs
+// run and are compared, else fastcp is held to 9.11's documented
+// behaviour (v911).
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// ccSameInodeAny is ccSameInode for entries of any type (a hard link to
+// a symbolic link).
+func ccSameInodeAny(t *testing.T, w, p, q string, want bool) {
+	t.Helper()
+	var a, b unix.Stat_t
+	if err := unix.Lstat(filepath.Join(w, p), &a); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := unix.Lstat(filepath.Join(w, q), &b); err != nil {
+		t.Error(err)
+		return
+	}
+	if got := a.Ino == b.Ino && a.Dev == b.Dev; got != want {
+		t.Errorf("%s and %s share an inode: %v, want %v", p, q, got, want)
+	}
+}
+
+// ccBackupTree: a DEST with existing backups of both kinds.
+func ccBackupTree() []ccEntry {
+	return []ccEntry{
+		ccFile("a", "alpha\n", 0o644),
+		ccFile("b", "old b\n", 0o640),
+		ccFile("b~", "older b\n", 0o600),
+		ccFile("c", "old c\n", 0o644),
+		ccFile("c.~1~", "c one\n", 0o644),
+		ccFile("c.~7~", "c seven\n", 0o644),
+		ccFile("c.~x~", "not a number\n", 0o644),
+		ccFile("a~", "a-tilde\n", 0o644),
+		ccLink("la", "a"),
+	}
+}
+
+// ccKeepSymlinkTree is keep-directory-symlink.sh's: a/d is a symlink to
+// the directory a/b, and the source b has a directory d.
+func ccKeepSymlinkTree() []ccEntry {
+	return []ccEntry{
+		ccDir("a", 0o755), ccDir("a/b", 0o755), ccLink("a/d", "b"),
+		ccDir("b", 0o755), ccDir("b/d", 0o755), ccDir("b/d/e", 0o755), ccFile("b/d/f", "f\n", 0o644),
+	}
+}
+
+// ccMountTree: a tree with another filesystem mounted inside it (-x),
+// and a filesystem without extended attributes (ramfs) to copy into.
+func ccMountTree() []ccEntry {
+	return []ccEntry{
+		ccFile("xa", "xattr\n", 0o644).xattr("user.x", "1"),
+		ccFile("plain", "plain\n", 0o644),
+		ccDir("t", 0o755),
+		ccFile("t/f", "f\n", 0o644),
+		ccMount("t/m", "tmpfs", 0o755),
+		ccFile("t/m/inner", "inner\n", 0o644),
+		ccDir("t/m/sub", 0o755),
+		ccDir("t/after", 0o755),
+		ccFile("t/after/g", "g\n", 0o644),
+		ccMount("nx", "ramfs", 0o755),
+		ccFile("nx/xa", "old\n", 0o644),
+	}
+}
+
+var ccScenarios911 = []ccScenario{
+	// -d: --no-dereference --preserve=links.
+	{name: "d-tree", args: ccArgs("-rd", "d", "x"),
+		check: func(t *testing.T, w string) {
+			ccSameInode(t, w, "x/hl1", "x/hl2", true)
+			ccLinkTo(t, w, "x/link", "f1")
+		}},
+	{name: "d-symlink", args: ccArgs("-d", "la", "x"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "x", "a") }},
+	{name: "d-hard-links-on-command-line", args: ccArgs("-d", "d/hl1", "d/hl2", "D"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "D/hl1", "D/hl2", true) }},
+
+	// -l, --link (link.sh, link-deref.sh, link-no-deref.sh).
+	{name: "l-file", args: ccArgs("-l", "a", "x"), check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "x", true) }},
+	{name: "l-existing-dest", args: ccArgs("-l", "a", "b"), code: 1,
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "b", false) }},
+	{name: "lf-existing-dest", args: ccArgs("-lf", "a", "b"), check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "b", true) }},
+	{name: "l-remove-destination", args: ccArgs("--link", "--remove-destination", "a", "b"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "b", true) }},
+	{name: "lv-into-dir", args: ccArgs("-lv", "a", "exe", "D"), ordered: true,
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "exe", "D/exe", true) }},
+	{name: "ln-existing", args: ccArgs("-ln", "a", "b"), check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "b", false) }},
+	{name: "l-symlink-followed", args: ccArgs("-l", "la", "x"), check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "x", true) }},
+	{name: "lP-symlink", args: ccArgs("-lP", "la", "x"),
+		check: func(t *testing.T, w string) { ccType(t, w, "x", unix.S_IFLNK); ccSameInodeAny(t, w, "la", "x", true) }},
+	{name: "lL-symlink", args: ccArgs("-lL", "la", "x"), check: func(t *testing.T, w string) { ccSameInode(t, w, "a", "x", true) }},
+	{name: "rl-tree", args: ccArgs("-rl", "d/sub", "x"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "d/sub/f2", "x/f2", true) }},
+	{name: "rlP-tree", args: ccArgs("-rlP", "d", "x"),
+		check: func(t *testing.T, w string) {
+			ccSameInode(t, w, "d/f1", "x/f1", true)
+			ccSameInodeAny(t, w, "d/link", "x/link", true)
+		}},
+	{name: "l-directory-without-r", args: ccArgs("-l", "d", "x"), code: 1, absent: []string{"x"}},
+
+	// -s, --symbolic-link.
+	{name: "s-file", args: ccArgs("-s", "a", "x"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "x", "a") }},
+	{name: "s-dot-slash", args: ccArgs("-s", "a", "./x"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "x", "a") }},
+	{name: "s-relative-elsewhere", args: ccArgs("-s", "a", "D"), code: 1, absent: []string{"D/a"}},
+	{name: "s-absolute-into-dir", args: ccArgs("-s", "@W@/a", "D"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "D/a", w+"/a") }},
+	{name: "s-existing-dest", args: ccArgs("-s", "a", "b"), code: 1, check: func(t *testing.T, w string) { ccType(t, w, "b", unix.S_IFREG) }},
+	{name: "sf-existing-dest", args: ccArgs("-sf", "a", "b"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "b", "a") }},
+	{name: "sv-file", args: ccArgs("-sv", "a", "x"), ordered: true},
+	{name: "rs-absolute-tree", args: ccArgs("-rs", "@W@/d/sub", "x"),
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "x/f2", w+"/d/sub/f2") }},
+	{name: "rs-relative-tree", args: ccArgs("-rs", "d/sub", "x"), code: 1, exist: []string{"x"}, absent: []string{"x/f2"}},
+
+	// -b, --backup, -S (cp-mv-backup.sh, backup-1.sh, backup-is-src.sh).
+	{name: "b-existing-default-simple", args: ccArgs("-b", "a", "b"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) {
+			ccContent(t, w, "b", "alpha\n")
+			ccContent(t, w, "b~", "old b\n")
+			ccPerm(t, w, "b~", 0o640)
+		}},
+	{name: "bv-output", args: ccArgs("-bv", "a", "b"), fixture: ccBackupTree(), ordered: true},
+	{name: "b-existing-default-numbered", args: ccArgs("-b", "a", "c"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "c.~8~", "old c\n"); ccContent(t, w, "c", "alpha\n") }},
+	{name: "backup-numbered", args: ccArgs("--backup=numbered", "a", "b"), fixture: ccBackupTree(), exist: []string{"b.~1~"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "b.~1~", "old b\n"); ccContent(t, w, "b~", "older b\n") }},
+	{name: "backup-t", args: ccArgs("--backup=t", "a", "c"), fixture: ccBackupTree(), exist: []string{"c.~8~"}},
+	{name: "backup-existing", args: ccArgs("--backup=existing", "a", "b"), fixture: ccBackupTree(), absent: []string{"b.~1~"}},
+	{name: "backup-nil-numbered", args: ccArgs("--backup=nil", "a", "c"), fixture: ccBackupTree(), exist: []string{"c.~8~"}, absent: []string{"c~"}},
+	{name: "backup-simple", args: ccArgs("--backup=simple", "a", "c"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "c~", "old c\n") }},
+	{name: "backup-never", args: ccArgs("--backup=never", "a", "b"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "b~", "old b\n") }},
+	{name: "backup-none", args: ccArgs("--backup=none", "a", "b"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "b~", "older b\n") }},
+	{name: "backup-off", args: ccArgs("--backup=off", "a", "c"), fixture: ccBackupTree(), absent: []string{"c~", "c.~8~"}},
+	{name: "backup-abbreviated", args: ccArgs("--backup=nu", "a", "b"), fixture: ccBackupTree(), exist: []string{"b.~1~"}},
+	{name: "backup-new-dest", args: ccArgs("-b", "a", "x"), fixture: ccBackupTree(), absent: []string{"x~"}},
+	{name: "S-suffix", args: ccArgs("-S", ".bak", "a", "b"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "b.bak", "old b\n"); ccContent(t, w, "b~", "older b\n") }},
+	{name: "suffix-long-with-b", args: ccArgs("--suffix=.old", "-b", "a", "b"), fixture: ccBackupTree(), exist: []string{"b.old"}},
+	{name: "backup-env-version-control", args: ccArgs("-b", "a", "b"), fixture: ccBackupTree(),
+		env: []string{"VERSION_CONTROL=numbered"}, exist: []string{"b.~1~"}},
+	{name: "backup-option-over-env", args: ccArgs("--backup=simple", "a", "c"), fixture: ccBackupTree(),
+		env: []string{"VERSION_CONTROL=numbered"}, exist: []string{"c~"}, absent: []string{"c.~8~"}},
+	{name: "backup-env-suffix", args: ccArgs("-b", "a", "b"), fixture: ccBackupTree(),
+		env: []string{"SIMPLE_BACKUP_SUFFIX=.orig"}, exist: []string{"b.orig"}},
+	{name: "backup-env-bad", args: ccArgs("-b", "a", "b"), fixture: ccBackupTree(), env: []string{"VERSION_CONTROL=sometimes"}, usage: true,
+		check: func(t *testing.T, w string) { ccContent(t, w, "b", "old b\n") }},
+	{name: "backup-bad-value", args: ccArgs("--backup=bogus", "a", "b"), fixture: ccBackupTree(), usage: true},
+	{name: "backup-ambiguous-value", args: ccArgs("--backup=n", "a", "b"), fixture: ccBackupTree(), usage: true},
+	{name: "backup-with-no-clobber", args: ccArgs("-bn", "a", "b"), fixture: ccBackupTree(), usage: true,
+		stderr: "fastcp: cannot combine --backup with -n/--no-clobber or --update=none-fail\nTry 'fastcp --help' for more information.\n"},
+	{name: "backup-is-source", args: ccArgs("--b=simple", "a~", "a"), fixture: ccBackupTree(), code: 1,
+		check: func(t *testing.T, w string) { ccContent(t, w, "a", "alpha\n"); ccContent(t, w, "a~", "a-tilde\n") }},
+	{name: "fb-same-file", args: ccArgs("-fb", "a", "a"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccContent(t, w, "a", "alpha\n"); ccContent(t, w, "a~", "alpha\n") }},
+	{name: "b-symlink-over-file", args: ccArgs("-bP", "la", "b"), fixture: ccBackupTree(),
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "b", "a"); ccContent(t, w, "b~", "old b\n") }},
+	{name: "rb-merge-tree", args: ccArgs("-rb", "d", "R"), exist: []string{"R/d/f1~", "R/d/link~"},
+		check: func(t *testing.T, w string) {
+			ccContent(t, w, "R/d/f1~", "stale f1\n")
+			ccLinkTo(t, w, "R/d/link~", "elsewhere")
+		}},
+
+	// --parents (cp-parents.sh).
+	{name: "parents-file", args: ccArgs("--parents", "d/sub/f2", "D"), exist: []string{"D/d/sub/f2"},
+		check: func(t *testing.T, w string) { ccPerm(t, w, "D/d/sub", 0o750) }},
+	{name: "parents-verbose", args: ccArgs("-v", "--parents", "d/sub/f2", "d/f1", "D"), ordered: true},
+	{name: "parents-archive", args: ccArgs("-a", "--parents", "d/sub", "D"), exist: []string{"D/d/sub/f2", "D/d/sub/up"},
+		check: func(t *testing.T, w string) {
+			ccMtimeOf(t, w, "D/d", ccStd("d"))
+			ccMtimeOf(t, w, "D/d/sub", ccStd("d/sub"))
+		}},
+	{name: "parents-recursive-trailing-slash", args: ccArgs("-R", "--parents", "d/sub/", "D"), exist: []string{"D/d/sub/f2"}},
+	{name: "parents-dest-not-dir", args: ccArgs("--parents", "d/f1", "b"), usage: true},
+	{name: "parents-through-file", args: ccArgs("--parents", "a/nope", "D"), code: 1, absent: []string{"D/a"}},
+	{name: "parents-no-preserve-mode", args: ccArgs("--parents", "--no-preserve=mode", "np/b/file", "npd/"),
+		fixture: []ccEntry{ccDir("np", 0o700), ccDir("np/b", 0o755), ccFile("np/b/file", "x\n", 0o775), ccDir("npd", 0o755)},
+		check:   func(t *testing.T, w string) { ccPerm(t, w, "npd/np", 0o755); ccPerm(t, w, "npd/np/b/file", 0o644) }},
+	{name: "parents-into-existing-dirs", args: ccArgs("--parents", "E/a", "R"), exist: []string{"R/E/a"}},
+
+	// --remove-destination.
+	{name: "rd-symlink-dest-replaced", args: ccArgs("--remove-destination", "a", "lb"),
+		check: func(t *testing.T, w string) {
+			ccType(t, w, "lb", unix.S_IFREG)
+			ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b")))
+		}},
+	{name: "rd-dangling-dest", args: ccArgs("--remove-destination", "a", "lnope"), absent: []string{"nope"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "lnope", "alpha\n") }},
+	{name: "rd-verbose", args: ccArgs("-v", "--remove-destination", "a", "b"), cpRemoved: true, ordered: true},
+	{name: "rd-fifo-dest", args: ccArgs("--remove-destination", "a", "s/fifo"),
+		check: func(t *testing.T, w string) { ccContent(t, w, "s/fifo", "alpha\n") }},
+	{name: "rd-keeps-no-mode", args: ccArgs("--remove-destination", "a", "E/a"),
+		check: func(t *testing.T, w string) { ccPerm(t, w, "E/a", 0o644); ccOwner(t, w, "E/a", 0, 0) }},
+
+	// --attributes-only (attr-existing.sh).
+	{name: "ao-new", args: ccArgs("--attributes-only", "a", "x"), check: func(t *testing.T, w string) { ccContent(t, w, "x", "") }},
+	{name: "ao-existing-keeps-data", args: ccArgs("--attributes-only", "a", "b"),
+		check: func(t *testing.T, w string) { ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b"))) }},
+	{name: "ao-archive-existing", args: ccArgs("-a", "--attributes-only", "a", "E/a"),
+		check: func(t *testing.T, w string) {
+			ccContent(t, w, "E/a", "old a, longer than the new one\n")
+			ccPerm(t, w, "E/a", 0o644)
+			ccOwner(t, w, "E/a", 0, 0)
+			ccMtimeOf(t, w, "E/a", ccStd("a"))
+		}},
+	{name: "ao-archive-hard-linked-dest", args: ccArgs("-a", "--attributes-only", "a", "H/x"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "H/x", "H/y", true); ccContent(t, w, "H/y", "old\n") }},
+	{name: "ao-symlink-over-file", args: ccArgs("-a", "--attributes-only", "la", "b"), code: 1,
+		check: func(t *testing.T, w string) { ccType(t, w, "b", unix.S_IFREG) }},
+	{name: "ao-remove-destination-symlink", args: ccArgs("-a", "--remove-destination", "--attributes-only", "la", "b"),
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "b", "a") }},
+	{name: "ao-tree", args: ccArgs("-r", "--attributes-only", "d", "x"),
+		check: func(t *testing.T, w string) { ccContent(t, w, "x/sub/f2", ""); ccLinkTo(t, w, "x/link", "f1") }},
+
+	// --no-preserve, --preserve=links,context.
+	{name: "a-no-preserve-mode", args: ccArgs("-a", "--no-preserve=mode", "exe", "x"),
+		check: func(t *testing.T, w string) { ccPerm(t, w, "x", 0o644); ccMtimeOf(t, w, "x", ccStd("exe")) }},
+	{name: "a-no-preserve-mode-tree", args: ccArgs("-a", "--no-preserve=mode", "d", "x"),
+		check: func(t *testing.T, w string) { ccPerm(t, w, "x/sub", 0o755); ccPerm(t, w, "x/own", 0o644) }},
+	{name: "r-no-preserve-mode-umask", args: ccArgs("-r", "--no-preserve=mode", "d/sub", "x"),
+		check: func(t *testing.T, w string) { ccPerm(t, w, "x", 0o755); ccPerm(t, w, "x/f2", 0o644) }},
+	{name: "a-no-preserve-ownership", args: ccArgs("-a", "--no-preserve=ownership", "o", "x"),
+		check: func(t *testing.T, w string) { ccOwner(t, w, "x", 0, 0) }},
+	{name: "a-no-preserve-timestamps", args: ccArgs("-a", "--no-preserve=timestamps", "d/sub", "x"),
+		check: func(t *testing.T, w string) { ccPerm(t, w, "x/f2", 0o600) }},
+	{name: "a-no-preserve-links", args: ccArgs("-a", "--no-preserve=links", "d", "x"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "x/hl1", "x/hl2", false) }},
+	{name: "a-no-preserve-xattr", args: ccArgs("-a", "--no-preserve=xattr", "xa", "x"),
+		check: func(t *testing.T, w string) {
+			if got := ccXattrs(t, filepath.Join(w, "x")); got != "" {
+				t.Errorf("x has xattrs %q, want none", got)
+			}
+		}},
+	{name: "a-no-preserve-all", args: ccArgs("-a", "--no-preserve=all", "d", "x"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "x/hl1", "x/hl2", false); ccOwner(t, w, "x/own", 0, 0) }},
+	{name: "no-preserve-abbreviated", args: ccArgs("-a", "--no-pres=own,time", "o", "x"),
+		check: func(t *testing.T, w string) { ccOwner(t, w, "x", 0, 0); ccPerm(t, w, "x", 0o4755) }},
+	{name: "no-preserve-bad-value", args: ccArgs("--no-preserve=colour", "a", "x"), usage: true, absent: []string{"x"}},
+	{name: "preserve-context", args: ccArgs("--preserve=context", "a", "x"), code: 1, absent: []string{"x"}},
+	{name: "a-preserve-context", args: ccArgs("-a", "--preserve=context", "a", "x"), code: 1, absent: []string{"x"}},
+	{name: "preserve-links-command-line", args: ccArgs("--preserve=links", "d/hl1", "d/hl2", "D"),
+		check: func(t *testing.T, w string) { ccSameInode(t, w, "D/hl1", "D/hl2", true) }},
+
+	// --update=WHEN and the 9.2-9.11 changes to -i, -n, --update.
+	{name: "update-all", args: ccArgs("--update=all", "a", "U/newer"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/newer", "alpha\n") }},
+	{name: "update-none", args: ccArgs("--update=none", "a", "b"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b"))) }},
+	{name: "update-none-new-dest", args: ccArgs("--update=none", "a", "x"), v911: &cc911{}, exist: []string{"x"}},
+	{name: "update-none-fail", args: ccArgs("--update=none-fail", "a", "exe"), v911: &cc911{code: 1, stderr: "fastcp: not replacing 'exe'\n"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "exe", "#!/bin/sh\necho hi\n") }},
+	{name: "update-none-fail-into-dir", args: ccArgs("--update=none-fail", "a", "b", "E"),
+		v911:  &cc911{code: 1, stderr: "fastcp: not replacing 'E/a'\n"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "E/b", string(randomBytes(100<<10, "cpcompat-b"))) }},
+	{name: "update-none-fail-tree", args: ccArgs("-r", "--update=none-fail", "d", "R"),
+		v911:  &cc911{code: 1, stderr: "fastcp: not replacing 'R/d/f1'\nfastcp: not replacing 'R/d/link'\n"},
+		exist: []string{"R/d/sub/f2"}, check: func(t *testing.T, w string) { ccContent(t, w, "R/d/f1", "stale f1\n") }},
+	// -u after --update=none-fail: a DEST newer than SOURCE is skipped
+	// silently, an older one is not replaced, with the diagnostic.
+	{name: "update-none-fail-u-newer-dest", args: ccArgs("--update=none-fail", "-u", "a", "U/newer"), v911: &cc911{}},
+	{name: "update-none-fail-u-older-dest", args: ccArgs("--update=none-fail", "-u", "a", "U/older"),
+		v911: &cc911{code: 1, stderr: "fastcp: not replacing 'U/older'\n"}},
+	{name: "update-older-newer-source", args: ccArgs("--update=older", "a", "U/older"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/older", "alpha\n") }},
+	{name: "update-older-older-source", args: ccArgs("--update=older", "a", "U/newer"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/newer", "newer\n") }},
+	{name: "update-abbreviated", args: ccArgs("--up=none-", "a", "exe"), v911: &cc911{code: 1, stderr: "fastcp: not replacing 'exe'\n"}},
+	{name: "update-ambiguous", args: ccArgs("--update=non", "a", "b"),
+		v911: &cc911{code: 2, stderr: "fastcp: ambiguous argument 'non' for '--update'\nValid arguments are:\n  - 'all'\n  - 'none'\n  - 'none-fail'\n  - 'older'\nTry 'fastcp --help' for more information.\n"}},
+	{name: "n-over-update-all", args: ccArgs("-n", "--update=all", "a", "b"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b"))) }},
+	{name: "n-skips-silently", args: ccArgs("-nv", "a", "b"), v911: &cc911{}},
+	{name: "i-update-all-still-asks", args: ccArgs("-i", "--update=all", "a", "b"), stdin: "n\n",
+		v911: &cc911{code: 1, stderr: "fastcp: overwrite 'b'? "}},
+	{name: "i-update-older-asks", args: ccArgs("-i", "--update=older", "a", "U/older"), stdin: "y\n",
+		v911:  &cc911{stderr: "fastcp: overwrite 'U/older'? "},
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/older", "alpha\n") }},
+	{name: "i-update-none-does-not-ask", args: ccArgs("-i", "--update=none", "a", "b"), v911: &cc911{}},
+	{name: "i-no-in-tree", args: ccArgs("-ri", "d/f1", "R/d"), stdin: "n\n",
+		v911: &cc911{code: 1, stderr: "fastcp: overwrite 'R/d/f1'? "}},
+	{name: "i-yes-exit-0", args: ccArgs("-i", "a", "b"), stdin: "yes\n", v911: &cc911{stderr: "fastcp: overwrite 'b'? "}},
+
+	// --copy-contents, --keep-directory-symlink, -x.
+	{name: "r-copy-contents-device", args: ccArgs("-r", "--copy-contents", "cc", "x"),
+		fixture: []ccEntry{ccDir("cc", 0o755), ccChar("cc/null", 1, 3, 0o666), ccFile("cc/f", "f\n", 0o644)},
+		check:   func(t *testing.T, w string) { ccType(t, w, "x/null", unix.S_IFREG); ccContent(t, w, "x/null", "") }},
+	{name: "copy-contents-without-r", args: ccArgs("--copy-contents", "cc/null", "x"),
+		fixture: []ccEntry{ccDir("cc", 0o755), ccChar("cc/null", 1, 3, 0o666)},
+		check:   func(t *testing.T, w string) { ccType(t, w, "x", unix.S_IFREG) }},
+	{name: "dir-over-dir-symlink", args: ccArgs("-RT", "b", "a"), fixture: ccKeepSymlinkTree(), code: 1,
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "a/d", "b") }},
+	{name: "keep-directory-symlink", args: ccArgs("-RT", "--keep-directory-symlink", "b", "a"), fixture: ccKeepSymlinkTree(),
+		v911: &cc911{}, exist: []string{"a/b/e", "a/b/f"},
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "a/d", "b") }},
+	{name: "x-mount-point-empty", args: ccArgs("-rx", "t", "x"), fixture: ccMountTree(),
+		exist: []string{"x/m", "x/after/g", "x/f"}, absent: []string{"x/m/inner", "x/m/sub"}},
+	{name: "r-crosses-mount", args: ccArgs("-r", "t", "x"), fixture: ccMountTree(), exist: []string{"x/m/inner", "x/m/sub"}},
+	{name: "one-file-system-long", args: ccArgs("-a", "--one-file-system", "t", "x"), fixture: ccMountTree(),
+		exist: []string{"x/m"}, absent: []string{"x/m/inner"}},
+
+	// --strip-trailing-slashes.
+	{name: "strip-trailing-slashes-symlink", args: ccArgs("-P", "--strip-trailing-slashes", "ld/", "D"),
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "D/ld", "d") }},
+	{name: "strip-trailing-slashes-two-operands", args: ccArgs("-P", "--strip-trailing-slashes", "ld/", "x"), code: 1, absent: []string{"x"}},
+	{name: "no-strip-trailing-slashes", args: ccArgs("-P", "ld/", "x"), code: 1, absent: []string{"x"}},
+	{name: "strip-trailing-slashes-dir", args: ccArgs("-r", "--strip-trailing-slashes", "d//", "D"), exist: []string{"D/d/f1"}},
+
+	// -Z, --context without SELinux.
+	{name: "Z-ignored", args: ccArgs("-Z", "a", "x"), exist: []string{"x"}},
+	{name: "context-bare-ignored", args: ccArgs("--context", "a", "x"), exist: []string{"x"}},
+	{name: "context-value-warns", args: ccArgs("--context=system_u:object_r:tmp_t:s0", "a", "x"), exist: []string{"x"}},
+
+	// Abbreviated long options and arguments (getopt_long, argmatch).
+	{name: "abbrev-verb-recur", args: ccArgs("--verb", "--recur", "d/sub", "x"), exist: []string{"x/f2"}},
+	{name: "abbrev-preserve-values", args: ccArgs("--pres=mod,own,time", "o", "x"),
+		check: func(t *testing.T, w string) { ccOwner(t, w, "x", 1234, 5678); ccPerm(t, w, "x", 0o4755) }},
+	{name: "abbrev-target", args: ccArgs("--targ", "D", "a"), exist: []string{"D/a"}},
+	{name: "abbrev-parents", args: ccArgs("--pa", "d/f1", "D"), exist: []string{"D/d/f1"}},
+	{name: "abbrev-no-deref", args: ccArgs("--no-d", "la", "x"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "x", "a") }},
+	{name: "abbrev-sparse-value", args: ccArgs("--sp=al", "a", "x"), exist: []string{"x"}},
+	{name: "abbrev-ambiguous-re", args: ccArgs("--re", "a", "x"), usage: true, absent: []string{"x"}},
+	{name: "abbrev-ambiguous-with-value", args: ccArgs("--re=x", "a", "x"), usage: true, absent: []string{"x"}},
+	{name: "abbrev-ambiguous-c", args: ccArgs("--c", "a", "x"), usage: true},
+	{name: "abbrev-ambiguous-v", args: ccArgs("--v", "a", "x"), usage: true},
+	// cp's candidates only: a prefix is resolved among cp's options first.
+	{name: "abbrev-ambiguous-no", args: ccArgs("--no-", "a", "x"), usage: true},
+	{name: "abbrev-ambiguous-p", args: ccArgs("--p", "a", "x"), usage: true},
+	{name: "abbrev-cp-option-first", args: ccArgs("--b=simple", "a", "b"), exist: []string{"b~"}},
+	{name: "abbrev-ambiguous-de-911", args: ccArgs("--de", "a", "x"), absent: []string{"x"},
+		v911: &cc911{code: 2, stderr: "fastcp: option '--de' is ambiguous; possibilities: '--debug' '--dereference'\nTry 'fastcp --help' for more information.\n"}},
+	{name: "abbrev-no-argument-allowed", args: ccArgs("--verb=yes", "a", "x"), usage: true},
+	{name: "abbrev-requires-argument", args: ccArgs("a", "x", "--suf"), usage: true},
+	{name: "abbrev-value-ambiguous", args: ccArgs("--sparse=a", "a", "x"), usage: true},
+	{name: "abbrev-option-value-not-expanded", args: ccArgs("-t", "--verb", "a"), code: 1},
+	{name: "abbrev-unknown", args: ccArgs("--kx", "a", "x"), usage: true},
+	{name: "abbrev-keep-911", args: ccArgs("-RT", "--k", "b", "a"), fixture: ccKeepSymlinkTree(), v911: &cc911{}, exist: []string{"a/b/e"}},
+
+	// POSIXLY_CORRECT (thru-dangling.sh).
+	{name: "posix-dangling-written-through", args: ccArgs("a", "lnope"), env: []string{"POSIXLY_CORRECT=1"},
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "lnope", "nope"); ccContent(t, w, "nope", "alpha\n") }},
+	{name: "posix-dangling-force", args: ccArgs("-f", "a", "lnope"), env: []string{"POSIXLY_CORRECT="}, exist: []string{"nope"}},
+	{name: "dangling-force-refused", args: ccArgs("-f", "a", "lnope"), code: 1, absent: []string{"nope"}},
+	{name: "posix-options-end-at-operand", args: ccArgs("a", "x", "-v"), env: []string{"POSIXLY_CORRECT=1"}, code: 1, absent: []string{"x"}},
+	{name: "posix-options-before-operands", args: ccArgs("-v", "a", "x"), env: []string{"POSIXLY_CORRECT=1"}, ordered: true, exist: []string{"x"}},
+	{name: "f-replaces-symlink-loop", args: ccArgs("-f", "a", "loop"), fixture: []ccEntry{ccFile("a", "alpha\n", 0o644), ccLink("loop", "loop")},
+		check: func(t *testing.T, w string) { ccType(t, w, "loop", unix.S_IFREG); ccContent(t, w, "loop", "alpha\n") }},
+	{name: "symlink-loop-without-f", args: ccArgs("a", "loop"), code: 1, fixture: []ccEntry{ccFile("a", "alpha\n", 0o644), ccLink("loop", "loop")},
+		check: func(t *testing.T, w string) { ccLinkTo(t, w, "loop", "loop") }},
+
+	// Extended attributes to a filesystem without them (cp-mv-enotsup-xattr.sh).
+	// cp leaves the new DEST with its data; fastcp, whose DEST is never
+	// left by a failed copy, removes its temporary file.
+	{name: "a-xattr-explicit-to-ramfs", args: ccArgs("-a", "--preserve=xattr", "xa", "nx/new"), fixture: ccMountTree(), code: 1,
+		cpExtra: []string{"nx/new"}},
+	{name: "a-xattr-explicit-over-ramfs-file", args: ccArgs("-a", "--preserve=xattr", "xa", "nx/"), fixture: ccMountTree(),
+		v911:  &cc911{code: 1, stderr: "fastcp: setting attributes for 'nx/xa': Operation not supported\n"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "nx/xa", "old\n") }},
+	{name: "a-to-ramfs-silent", args: ccArgs("-a", "xa", "plain", "nx/"), fixture: ccMountTree(), renamed: []string{"nx"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "nx/xa", "xattr\n") }},
+	{name: "preserve-all-to-ramfs-silent", args: ccArgs("--preserve=all", "xa", "nx/new"), fixture: ccMountTree(), exist: []string{"nx/new"}},
+	{name: "preserve-all-to-ramfs-existing", args: ccArgs("--preserve=all", "xa", "nx/"), fixture: ccMountTree(), renamed: []string{"nx"},
+		check: func(t *testing.T, w string) { ccContent(t, w, "nx/xa", "xattr\n") }},
+}
+
+// TestCpCompat911 runs the scenarios of cp 9.11's options.
+func TestCpCompat911(t *testing.T) {
+	needRoot(t) // other owners, device nodes, mounts
+	t.Parallel()
+	if _, err := os.Stat(ccGNUcp); err != nil {
+		t.Fatalf("GNU cp is needed as the reference: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, sc := range ccScenarios {
+		seen[sc.name] = true
+	}
+	for _, sc := range ccScenarios911 {
+		if seen[sc.name] {
+			t.Fatalf("duplicate scenario name %s", sc.name)
+		}
+		seen[sc.name] = true
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenario(t, sc, t.TempDir(), setup.Bin)
+		})
+	}
+}
