@@ -10,30 +10,69 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 DESTDIR ?=
 GO      ?= go
 INSTALL ?= install
-# Tarball builds (no .git): make VERSION=1.0
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-# Where build puts the binary: make build OUT=/tmp/fastcp
+# The source tree: this Makefile's directory (make -C elsewhere works too).
+SRCDIR  := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
+# VERSION's version; inside the source tree's own git work tree, git
+# describe-style -N-gHASH[-dirty] follows (scripts/version). Override: make VERSION=1.0
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell sh '$(SRCDIR)/scripts/version')
+endif
+ifeq ($(strip $(VERSION)),)
+$(error no version: $(SRCDIR)/scripts/version failed (make VERSION=X.Y.Z sets one))
+endif
+# Where build puts the binary and its manual page (OUT.1, stamped with the
+# same version): make build OUT=/tmp/fastcp
 OUT     ?= fastcp
+MANOUT  := $(OUT).1
 
 # Reproducible: no paths, no build id, no VCS stamp, no cgo; SOURCE_DATE_EPOCH
 # is honoured by everything that records a time (nothing in the binary does;
-# the installed man page's date is SOURCE_DATE_EPOCH's when it is set).
+# the built man page's date is SOURCE_DATE_EPOCH's when it is set).
+# Packagers: GOFLAGS (from the environment or the command line) reaches go;
+# STRIP is the linker's stripping flags, so `make STRIP=` keeps the symbol
+# table and DWARF for a debug-symbol package; LDFLAGS are more flags for go's
+# linker (-ldflags). LDFLAGS and STRIP count only on make's command line: in
+# a packaging environment they are the C toolchain's (LDFLAGS=-Wl,..., a
+# cross strip program), which go's linker would refuse.
 export CGO_ENABLED = 0
-GOBUILD = $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.version=$(VERSION)'
+export GOFLAGS
+ifneq ($(origin STRIP),command line)
+STRIP := -s -w
+endif
+ifneq ($(origin LDFLAGS),command line)
+LDFLAGS :=
+endif
+GOBUILD = $(GO) build -trimpath -buildvcs=false -ldflags '$(STRIP) -buildid= -X main.version=$(VERSION) $(LDFLAGS)'
+
+# Without HOME (env -i, some build chroots) go has no build cache: one in
+# the build tree then.
+ifeq ($(shell $(GO) env GOCACHE 2>/dev/null),off)
+export GOCACHE := $(CURDIR)/.cache/go-build
+endif
 
 # The sources of the binary, so that "make && sudo make install" does not
-# need Go (or its cache) as root: install rebuilds only when one changed.
-GOSOURCES := $(shell find . -name '*.go' ! -name '*_test.go' ! -path './integration_test/*' 2>/dev/null) go.mod go.sum
+# need Go (or its cache) as root: install rebuilds only when one changed,
+# and then the binary and the manual page get one version together.
+GOSOURCES := $(shell find . -name '*.go' ! -name '*_test.go' ! -path './integration_test/*' ! -path './tools/*' ! -path './scripts/*' 2>/dev/null) go.mod go.sum VERSION man/fastcp.1
+
+# The manual page gets the version in its footer and, with
+# SOURCE_DATE_EPOCH, that date.
+define build-recipe
+$(GOBUILD) -o $(OUT) .
+sed -e '/^\.TH /s|"fastcp"|"fastcp $(VERSION)"|' \
+	$(if $(SOURCE_DATE_EPOCH),-e "/^\.TH /s| [0-9]*-[0-9]*-[0-9]* | $$(date -u -d @$(SOURCE_DATE_EPOCH) +%F 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%F) |") \
+	man/fastcp.1 >$(MANOUT).tmp && mv $(MANOUT).tmp $(MANOUT)
+endef
 
 .PHONY: all build test lint bench install uninstall clean
 
 all: build
 
 build:
-	$(GOBUILD) -o $(OUT) .
+	$(build-recipe)
 
 $(OUT): $(GOSOURCES)
-	$(GOBUILD) -o $(OUT) .
+	$(build-recipe)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -53,18 +92,13 @@ bench: build
 	$(GO) run ./integration_test/peerbench
 	$(GO) run ./integration_test/durabench
 
-# The man page gets the version in its footer and, with SOURCE_DATE_EPOCH,
-# that date; everything else is installed as it is.
+# Installs what build made: the binary and its manual page come from one
+# build, so they carry the same version whoever runs install.
 install: $(OUT)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	$(INSTALL) -m755 $(OUT) $(DESTDIR)$(BINDIR)/fastcp
-	tmp=$$(mktemp) && \
-	sed -e '/^\.TH /s|"fastcp"|"fastcp $(VERSION)"|' \
-		$(if $(SOURCE_DATE_EPOCH),-e "/^\.TH /s| [0-9]*-[0-9]*-[0-9]* | $$(date -u -d @$(SOURCE_DATE_EPOCH) +%F 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%F) |") \
-		man/fastcp.1 >$$tmp && \
-	$(INSTALL) -m644 $$tmp $(DESTDIR)$(MANDIR)/man1/fastcp.1; \
-	rc=$$?; rm -f $$tmp; exit $$rc
+	$(INSTALL) -m644 $(MANOUT) $(DESTDIR)$(MANDIR)/man1/fastcp.1
 	$(INSTALL) -m644 completions/fastcp.bash $(DESTDIR)$(BASHCOMPDIR)/fastcp
 	$(INSTALL) -m644 completions/_fastcp $(DESTDIR)$(ZSHCOMPDIR)/_fastcp
 	$(INSTALL) -m644 completions/fastcp.fish $(DESTDIR)$(FISHCOMPDIR)/fastcp.fish
@@ -77,4 +111,4 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/fastcp.fish
 
 clean:
-	rm -f $(OUT)
+	rm -f $(OUT) $(MANOUT)

@@ -4,13 +4,14 @@
 package main
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"fastcp/benchmark"
@@ -20,9 +21,13 @@ import (
 	"fastcp/output"
 )
 
-// version is stamped by the Makefile (-ldflags -X main.version=...); when
-// empty, the module's build information is used.
+// version is stamped by the Makefile (-ldflags -X main.version=...: VERSION,
+// and inside the git work tree git describe's -N-gHASH); a plain go build
+// gets the VERSION file's.
 var version = ""
+
+//go:embed VERSION
+var versionFile string
 
 func main() {
 	os.Exit(run(os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -86,10 +91,7 @@ func versionString() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
+	return strings.TrimSpace(versionFile)
 }
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove the temporary files

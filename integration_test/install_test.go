@@ -7,6 +7,7 @@ package integration_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"io"
 	"io/fs"
@@ -61,6 +62,11 @@ func distMakeEnv(extra ...string) []string {
 		"PREFIX": true, "DESTDIR": true, "BINDIR": true, "MANDIR": true,
 		"BASHCOMPDIR": true, "ZSHCOMPDIR": true, "FISHCOMPDIR": true,
 		"OUT": true, "VERSION": true, "SOURCE_DATE_EPOCH": true, "INSTALL": true, "GO": true,
+		"GOFLAGS": true, "LDFLAGS": true, "STRIP": true,
+		// git reads neither the machine's nor the user's configuration
+		// (a safe.directory=* there would hide what the tests look at).
+		"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true,
+		"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_CEILING_DIRECTORIES": true,
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -69,6 +75,7 @@ func distMakeEnv(extra ...string) []string {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	return append(env, extra...)
 }
 
@@ -253,37 +260,259 @@ func sha256File(t testing.TB, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// distVersionFile is the VERSION file of the source tree at dir.
+func distVersionFile(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(b))
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
+		t.Fatalf("VERSION holds %q, not X.Y.Z", v)
+	}
+	return v
+}
+
+// distBuiltVersion returns what the binary at bin says to --version (its
+// version alone) and checks that the manual page built beside it (bin.1)
+// carries the same one in its footer.
+func distBuiltVersion(t testing.TB, bin string) string {
+	t.Helper()
+	v := distBinVersion(t, bin)
+	distManVersion(t, bin+".1", v)
+	return v
+}
+
+// distBinVersion returns what the binary at bin says to --version: its
+// version alone.
+func distBinVersion(t testing.TB, bin string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	v, ok := strings.CutPrefix(string(out), "fastcp ")
+	v, nl := strings.CutSuffix(v, "\n")
+	if !ok || !nl || strings.ContainsAny(v, " \n") {
+		t.Fatalf("%s --version printed %q, want \"fastcp VERSION\\n\"", bin, out)
+	}
+	return v
+}
+
+// distManVersion checks that the manual page at path says version in its footer.
+func distManVersion(t testing.TB, path, version string) {
+	t.Helper()
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := regexp.MustCompile(`(?m)^\.TH FASTCP 1 [0-9-]+ "fastcp ([^"]*)" "User Commands"$`).FindSubmatch(page)
+	if th == nil || string(th[1]) != version {
+		t.Errorf("%s: footer %q, want the binary's version %q", path, th, version)
+	}
+}
+
+// distGit runs git in dir, without the machine's or the user's
+// configuration, and returns its output.
+func distGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(distNeedTool(t, "git"), append([]string{"-C", dir, "-c", "user.name=fastcp test",
+		"-c", "user.email=test@fastcp.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Env = distMakeEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// distArchive puts the source tree at root into dir as a release tarball
+// would have it: git archive of the working tree's tracked files (their
+// uncommitted changes included), or a copy when root is itself a tarball.
+func distArchive(t testing.TB, root, dir string) {
+	t.Helper()
+	git := distNeedTool(t, "git")
+	top, err := exec.Command(git, "-C", root, "rev-parse", "--show-toplevel").Output()
+	if err != nil || filepath.Clean(strings.TrimSpace(string(top))) != filepath.Clean(root) {
+		distSnapshot(t, root, dir)
+		return
+	}
+	tree := distGit(t, root, "stash", "create")
+	if tree == "" {
+		tree = "HEAD" // nothing changed
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command(git, "-C", root, "archive", "--format=tar", tree)
+	extract := exec.Command(distNeedTool(t, "tar"), "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extract.Stdin = pipe
+	var errs bytes.Buffer
+	archive.Stderr, extract.Stderr = &errs, &errs
+	if err := archive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := extract.Run(); err != nil {
+		t.Fatalf("tar -x: %v\n%s", err, errs.String())
+	}
+	if err := archive.Wait(); err != nil {
+		t.Fatalf("git archive: %v\n%s", err, errs.String())
+	}
+}
+
+// A release tarball unpacked inside a packaging repository (git archive
+// into a directory of another git work tree) is built with VERSION's
+// version, not the packaging repository's commit, in the binary and in
+// the manual page alike.
+func TestVersionTarballInsideRepository(t *testing.T) {
+	root := distRoot(t)
+	tmp := t.TempDir()
+	pkg := filepath.Join(tmp, "packaging")
+	distGit(t, tmp, "init", "-q", pkg)
+	writeFile(t, filepath.Join(pkg, "rules"), []byte("packaging\n"), 0o644)
+	distGit(t, pkg, "add", "rules")
+	distGit(t, pkg, "commit", "-q", "-m", "packaging")
+	src := filepath.Join(pkg, "fastcp-src")
+	distArchive(t, root, src)
+	// Untracked in the packaging repository, as a freshly unpacked tarball is.
+	if st := distGit(t, pkg, "status", "--porcelain"); st != "?? fastcp-src/" {
+		t.Fatalf("the packaging repository's status: %q", st)
+	}
+
+	bin := filepath.Join(tmp, "out", "fastcp")
+	distMake(t, src, distMakeEnv(), "build", "OUT="+bin)
+	want := distVersionFile(t, src)
+	if got := distBuiltVersion(t, bin); got != want {
+		t.Errorf("a tarball build inside another repository says %q, want VERSION's %q", got, want)
+	}
+	// make VERSION=... still overrides.
+	distMake(t, src, distMakeEnv(), "build", "OUT="+bin, "VERSION=2.0.0-pkg1")
+	if got := distBuiltVersion(t, bin); got != "2.0.0-pkg1" {
+		t.Errorf("make VERSION=2.0.0-pkg1: %q", got)
+	}
+}
+
+// In the source tree's own git work tree the version is VERSION's, then
+// git describe's -N-gHASH (N commits since VERSION last changed) and
+// -dirty. A clone git refuses to read (owned by another user: root
+// building someone's checkout) gets VERSION's version in the binary and
+// the manual page alike; a binary built by its owner and installed by
+// root keeps one version in both.
+func TestVersionGitWorkTree(t *testing.T) {
+	root := distRoot(t)
+	tmp := t.TempDir()
+	repo := filepath.Join(tmp, "repo")
+	distSnapshot(t, root, repo)
+	writeFile(t, filepath.Join(repo, "VERSION"), []byte("1.2.3\n"), 0o644)
+	distGit(t, repo, "init", "-q")
+	distGit(t, repo, "add", "-A")
+	distGit(t, repo, "commit", "-q", "-m", "1.2.3")
+	bin := filepath.Join(tmp, "out", "fastcp")
+	build := func() string {
+		t.Helper()
+		distMake(t, repo, distMakeEnv(), "build", "OUT="+bin)
+		return distBuiltVersion(t, bin)
+	}
+
+	if got := build(); got != "1.2.3" {
+		t.Errorf("built on the commit that set VERSION: %q, want 1.2.3", got)
+	}
+	distGit(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	distGit(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+	head := distGit(t, repo, "rev-parse", "--short", "HEAD")
+	if got, want := build(), "1.2.3-2-g"+head; got != want {
+		t.Errorf("two commits after VERSION changed: %q, want %q", got, want)
+	}
+	readme := filepath.Join(repo, "README.md")
+	f, err := os.OpenFile(readme, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("changed\n")
+	f.Close()
+	if got, want := build(), "1.2.3-2-g"+head+"-dirty"; got != want {
+		t.Errorf("a tracked file changed: %q, want %q", got, want)
+	}
+	distGit(t, repo, "checkout", "-q", "README.md")
+
+	t.Run("owned by another user", func(t *testing.T) {
+		needRoot(t)
+		clone := filepath.Join(tmp, "clone")
+		distGit(t, tmp, "clone", "-q", repo, clone)
+		// Built by its owner (root here): -N-gHASH.
+		owned := filepath.Join(tmp, "owned", "fastcp")
+		distMake(t, clone, distMakeEnv(), "build", "OUT="+owned)
+		ownedVersion := distBuiltVersion(t, owned)
+		if want := "1.2.3-2-g" + head; ownedVersion != want {
+			t.Fatalf("built by the clone's owner: %q, want %q", ownedVersion, want)
+		}
+		if err := filepath.WalkDir(clone, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, 65534, 65534)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "-C", clone, "rev-parse", "--show-toplevel")
+		cmd.Env = distMakeEnv()
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "safe.directory") {
+			t.Fatalf("git does not refuse a clone owned by another user: %v\n%s", err, out)
+		}
+		// Built by root: git refuses, VERSION alone, in both.
+		distMake(t, clone, distMakeEnv(), "build", "OUT="+bin)
+		if got := distBuiltVersion(t, bin); got != "1.2.3" {
+			t.Errorf("root building a clone owned by another user: %q, want 1.2.3", got)
+		}
+		// Installed by root after its owner built it: what was built, in both.
+		dest := filepath.Join(tmp, "dest")
+		distMake(t, clone, distMakeEnv(), "install", "OUT="+owned, "DESTDIR="+dest, "PREFIX=/usr")
+		if got := distBinVersion(t, filepath.Join(dest, "usr/bin/fastcp")); got != ownedVersion {
+			t.Errorf("installed by root: %q, want the build's %q", got, ownedVersion)
+		}
+		distManVersion(t, filepath.Join(dest, "usr/share/man/man1/fastcp.1"), ownedVersion)
+	})
+}
+
 // Two builds of the same sources with the Makefile's flags, from two
 // different directories, one with an empty Go build cache (everything,
 // the standard library included, compiled afresh) and one with the usual
-// cache, must give byte-identical binaries.
+// cache, must give byte-identical binaries and manual pages. The default
+// build is stripped; STRIP= keeps the symbols and DWARF for a debug
+// package; LDFLAGS and STRIP from the environment (the C toolchain's in a
+// packaging environment) do not reach go's linker.
 func TestReproducibleBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles everything from scratch; skipped with -short")
 	}
 	root := distRoot(t)
 	distNeedTool(t, "make")
-	version := "devel"
-	if out, err := exec.Command("git", "-C", root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {
-		version = strings.TrimSpace(string(out))
-	}
 	tmp := t.TempDir()
 	srcA := filepath.Join(tmp, "a", "src")
 	srcB := filepath.Join(tmp, "b", "a", "longer", "path", "to", "the", "src")
 	distSnapshot(t, root, srcA)
 	distSnapshot(t, srcA, srcB)
+	// The snapshots have no .git: the version is VERSION's, as for a tarball.
+	version := distVersionFile(t, srcA)
 
 	binA := filepath.Join(tmp, "a", "fastcp")
 	binB := filepath.Join(tmp, "b", "fastcp")
-	// The snapshots have no .git: VERSION is given, as for a tarball.
-	distMake(t, srcA, distMakeEnv("GOCACHE="+filepath.Join(tmp, "gocache")), "build", "OUT="+binA, "VERSION="+version)
-	distMake(t, srcB, distMakeEnv(), "build", "OUT="+binB, "VERSION="+version)
+	distMake(t, srcA, distMakeEnv("GOCACHE="+filepath.Join(tmp, "gocache")), "build", "OUT="+binA)
+	// A packaging environment's C flags and strip program.
+	distMake(t, srcB, distMakeEnv("LDFLAGS=-Wl,-z,relro -Wl,-z,now", "STRIP=x86_64-linux-gnu-strip"), "build", "OUT="+binB)
 
-	sumA, sumB := sha256File(t, binA), sha256File(t, binB)
-	t.Logf("sha256 %s  (empty build cache, %s)", sumA, srcA)
-	t.Logf("sha256 %s  (usual build cache, %s)", sumB, srcB)
-	if sumA != sumB {
-		t.Errorf("two builds of the same sources differ: %s and %s", sumA, sumB)
+	for _, f := range []string{"", ".1"} {
+		sumA, sumB := sha256File(t, binA+f), sha256File(t, binB+f)
+		t.Logf("sha256 %s  (empty build cache, %s)", sumA, binA+f)
+		t.Logf("sha256 %s  (usual build cache, %s)", sumB, binB+f)
+		if sumA != sumB {
+			t.Errorf("two builds of the same sources differ: %s and %s", binA+f, binB+f)
+		}
 	}
 	for _, b := range []string{binA, binB} {
 		data, err := os.ReadFile(b)
@@ -294,9 +523,47 @@ func TestReproducibleBuild(t *testing.T) {
 			t.Errorf("%s contains the build directory %s (-trimpath missing?)", b, tmp)
 		}
 	}
-	out, err := exec.Command(binA, "--version").Output()
-	if err != nil || string(out) != "fastcp "+version+"\n" {
-		t.Errorf("fastcp --version: %q, %v; want %q", out, err, "fastcp "+version+"\n")
+	if got := distBuiltVersion(t, binA); got != version {
+		t.Errorf("fastcp --version: %q, want VERSION's %q", got, version)
+	}
+	distELF(t, binA, false)
+
+	// Unstripped, with more linker flags and a GOFLAGS.
+	binC := filepath.Join(tmp, "c", "fastcp")
+	distMake(t, srcA, distMakeEnv(), "build", "OUT="+binC, "STRIP=", "LDFLAGS=-X main.version=7.7.7-debug", "GOFLAGS=-buildmode=pie")
+	distELF(t, binC, true)
+	if out, err := exec.Command(binC, "--version").Output(); err != nil || string(out) != "fastcp 7.7.7-debug\n" {
+		t.Errorf("built with LDFLAGS=-X main.version=7.7.7-debug: %q, %v", out, err)
+	}
+	if f, err := elf.Open(binC); err == nil {
+		if f.Type != elf.ET_DYN {
+			t.Errorf("built with GOFLAGS=-buildmode=pie: ELF type %v, want ET_DYN", f.Type)
+		}
+		f.Close()
+	}
+}
+
+// distELF checks that bin has (symbols) or lacks a symbol table and DWARF,
+// and is a static binary (no cgo).
+func distELF(t testing.TB, bin string, symbols bool) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{".symtab", ".debug_info"} {
+		if has := f.Section(name) != nil; has != symbols {
+			t.Errorf("%s: section %s present %v, want %v", bin, name, has, symbols)
+		}
+	}
+	if symbols {
+		syms, err := f.Symbols()
+		if err != nil || !slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Name == "main.main" }) {
+			t.Errorf("%s: no main.main in its symbol table (%d symbols, %v)", bin, len(syms), err)
+		}
+	} else if f.Section(".interp") != nil {
+		t.Errorf("%s is dynamically linked (cgo?)", bin)
 	}
 }
 
