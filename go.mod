@@ -1,6 +1,6 @@
 module fastcp
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/schollz/progressbar/v3 v3.17.1
