@@ -48,6 +48,7 @@ GOBUILD = $(GO) build -trimpath -buildvcs=false -ldflags '$(STRIP) -buildid= -X 
 # the build tree then.
 ifeq ($(shell $(GO) env GOCACHE 2>/dev/null),off)
 export GOCACHE := $(CURDIR)/.cache/go-build
+export STATICCHECK_CACHE := $(CURDIR)/.cache/staticcheck
 endif
 
 # The sources of the binary, so that "make && sudo make install" does not
@@ -64,7 +65,7 @@ sed -e '/^\.TH /s|"fastcp"|"fastcp $(VERSION)"|' \
 	man/fastcp.1 >$(MANOUT).tmp && mv $(MANOUT).tmp $(MANOUT)
 endef
 
-.PHONY: all build test lint bench install uninstall clean
+.PHONY: all build vet lint test check bench install uninstall clean
 
 all: build
 
@@ -74,16 +75,57 @@ build:
 $(OUT): $(GOSOURCES)
 	$(build-recipe)
 
-lint:
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+# gofmt and go vet: the Go distribution alone.
+vet:
+	@echo "gofmt -l"; out=$$(gofmt -l $$(find . -name '*.go' ! -path './vendor/*' ! -path './.cache/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Unit tests with the race detector, then the integration tests against the
-# built binary (root-only cases run as root; under CI=true they must not skip).
+# vet, then staticcheck: a Go tool of the tools module (tools/go.mod), so
+# the product's go.mod stays the binary's. Without that module's sources
+# (offline, never downloaded: go -C tools mod download) it is skipped, except
+# under CI=true.
+GOTOOL = $(GO) tool -modfile=tools/go.mod
+lint: vet
+	@if $(GOTOOL) -n staticcheck >/dev/null 2>&1 || [ "$$CI" = true ]; then \
+		echo "staticcheck ./..."; $(GOTOOL) staticcheck ./...; \
+	else \
+		echo "staticcheck: skipped, tools/go.mod's modules are not here (go -C tools mod download)"; \
+	fi
+
+# make test: lint, the unit tests (with -race where it can be: RACE=auto,
+# or off), then the integration tests against the built binary (root-only
+# cases run as root; without root, or xfsprogs, btrfs-progs, strace... they
+# skip, except under CI=true). scripts/testsum prints each package's
+# result, what failed and why tests skipped, and closes with
+# "N passed, N failed, N skipped". The power-cut tests (integration_test/
+# crashfs, a module of its own) run last; without that module's sources
+# they are skipped, except under CI=true. make check: without -race.
+RACE ?= auto
+RACE_PLATFORMS := linux/amd64 linux/arm64 linux/loong64 linux/ppc64le linux/riscv64 linux/s390x
+go_platform = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+go_cc = $(firstword $(shell $(GO) env CC))
+# Why -race cannot be used here (empty: it can).
+race_off = $(if $(filter off,$(RACE)),RACE=off,$(if $(filter $(RACE_PLATFORMS),$(go_platform)),$(if $(shell command -v '$(go_cc)' 2>/dev/null),,no C compiler ($(go_cc)) for cgo),the race detector does not run on $(go_platform)))
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '^fastcp/integration_test')
+TESTSUM = $(GO) run ./scripts/testsum
+
 test: lint
-	CGO_ENABLED=1 $(GO) test -race -count=1 . ./cp/ ./output/ ./copier/ ./flags/ ./durability/ ./benchmark/
-	$(GO) test -count=1 -timeout 20m ./integration_test/
-	cd integration_test/crashfs && $(GO) vet . && $(GO) test -count=1 -timeout 10m
+	@why='$(race_off)'; \
+	if [ -z "$$why" ]; then race="env CGO_ENABLED=1 $(GO) test -race"; echo "unit tests with -race"; \
+	elif [ "$(RACE)" = on ]; then echo "RACE=on: $$why" >&2; exit 1; \
+	else race="$(GO) test"; echo "unit tests without -race: $$why"; fi; \
+	crashfs="';' $(GO) -C integration_test/crashfs test -json -count=1 -timeout 10m ."; \
+	if $(GO) -C integration_test/crashfs list -deps -test . >/dev/null 2>&1 || [ "$$CI" = true ]; then \
+		echo "go vet (integration_test/crashfs)"; $(GO) -C integration_test/crashfs vet . || exit 1; \
+	else \
+		crashfs=; echo "power-cut tests (integration_test/crashfs): skipped, its modules are not here (go -C integration_test/crashfs mod download)"; \
+	fi; \
+	eval "$(TESTSUM) $$race -json -count=1 $(UNIT_PKGS) ';' \
+		$(GO) test -json -count=1 -timeout 20m ./integration_test/ $$crashfs"
+
+check: RACE = off
+check: test
 
 # fastcp against cp, dd and io.Copy (peerbench), then the durability modes
 # against cp && sync, dd conv=fdatasync and fio (durabench): medians, ratios,
@@ -112,3 +154,4 @@ uninstall:
 
 clean:
 	rm -f $(OUT) $(MANOUT)
+	rm -rf .cache

@@ -53,7 +53,7 @@ func (c *copier) buffer() []byte {
 
 // releaseBuffer returns a pooled buffer when the copy is done.
 func (c *copier) releaseBuffer() {
-	if c.buf != nil && len(c.buf) == defaultPoolSize {
+	if len(c.buf) == defaultPoolSize {
 		b := c.buf
 		bufPool.Put(&b)
 	}

@@ -232,7 +232,7 @@ func FuzzFormatSize(f *testing.F) {
 		if err != nil || back != n {
 			t.Fatalf("ParseSize(FormatSize(%d) = %q) = %d, %v", n, s, back, err)
 		}
-		if n > 0 && n%1024 == 0 && strings.IndexAny(s, "KMGT") < 0 {
+		if n > 0 && n%1024 == 0 && !strings.ContainsAny(s, "KMGT") {
 			t.Fatalf("FormatSize(%d) = %q: a multiple of 1024 without a suffix", n, s)
 		}
 	})

@@ -383,9 +383,7 @@ func TestBenchmarkSignal(t *testing.T) {
 // progress line ("section 1/4: sendfile run 1/1") is drawn on the terminal
 // and erased before each table; -q draws none.
 func TestBenchmarkProgressOnATerminal(t *testing.T) {
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("script(1) is needed to give fastcp a terminal")
-	}
+	needTool(t, "script") // gives fastcp a terminal
 	dir := t.TempDir()
 	before := benchListing(t, dir)
 	for _, quiet := range []bool{false, true} {

@@ -48,6 +48,21 @@ func needRoot(t testing.TB) {
 	t.Skip("needs root")
 }
 
+// needTool returns the path of a program the test needs. Without it the
+// test is skipped, except under CI=true, where .ci/run installs it.
+func needTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed, and CI=true forbids skipping this test", name)
+	}
+	t.Skipf("%s is not installed", name)
+	return ""
+}
+
 // fastcpCmd is a command running the built fastcp with args in dir.
 func fastcpCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, setup.Bin, args...)
@@ -143,11 +158,18 @@ func safeName(s string) string {
 }
 
 // fsDir returns a fresh directory on the package's filesystem of kind
-// (ext4, xfs, btrfs, tmpfs), removed after the test. It needs root; a
-// mount that failed under root fails the test.
+// (ext4, xfs, btrfs, tmpfs), removed after the test. It needs root and
+// the kind's mkfs (skipped without, except under CI=true); a mount that
+// failed under root fails the test.
 func fsDir(t testing.TB, kind string) string {
 	t.Helper()
 	needRoot(t)
+	if m := setup.Missing[kind]; m != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no %s filesystem: %s, and CI=true forbids skipping this test", kind, m)
+		}
+		t.Skipf("no %s filesystem: %s", kind, m)
+	}
 	if e := setup.MountErr[kind]; e != "" {
 		t.Fatalf("the %s filesystem could not be mounted: %s", kind, e)
 	}

@@ -37,19 +37,10 @@ func distRoot(t testing.TB) string {
 	return root
 }
 
-// distNeedTool returns the path of a program the test needs. Without it the
-// test is skipped, except under CI=true, where .ci/run installs it.
+// distNeedTool returns the path of a program the test needs (needTool).
 func distNeedTool(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed, and CI=true forbids skipping this test", name)
-	}
-	t.Skipf("%s is not installed", name)
-	return ""
+	return needTool(t, name)
 }
 
 // distMakeEnv is the environment for a make run by a test: without the

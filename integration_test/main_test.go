@@ -49,7 +49,11 @@ type state struct {
 	Root     string            // the scratch directory
 	Mounts   map[string]string // kind -> mount point
 	MountErr map[string]string // kind -> why mounting failed (as root)
+	Missing  map[string]string // kind -> the missing program that makes it (mkfs.xfs)
 }
+
+// mkfsPackage names what provides each kind's mkfs, for the skip message.
+var mkfsPackage = map[string]string{"ext4": "e2fsprogs", "xfs": "xfsprogs", "btrfs": "btrfs-progs"}
 
 // setup is the child's copy of the parent's state.
 var setup state
@@ -76,13 +80,20 @@ func parent() int {
 	}
 	defer cleanupRoot(root)
 
-	st := state{Root: root, Bin: filepath.Join(root, "fastcp"), Mounts: map[string]string{}, MountErr: map[string]string{}}
+	st := state{Root: root, Bin: filepath.Join(root, "fastcp"), Mounts: map[string]string{}, MountErr: map[string]string{}, Missing: map[string]string{}}
 	if err := build(st.Bin); err != nil {
 		fmt.Fprintln(os.Stderr, "integration_test: building fastcp:", err)
 		return 1
 	}
 	if fsfixture.IsRoot() {
 		for _, kind := range fsfixture.Kinds {
+			if pkg, ok := mkfsPackage[kind]; ok {
+				if _, err := exec.LookPath("mkfs." + kind); err != nil {
+					// The tests on it skip (fsDir), except under CI=true.
+					st.Missing[kind] = fmt.Sprintf("mkfs.%s is not installed (%s)", kind, pkg)
+					continue
+				}
+			}
 			fs, err := fsfixture.Mount(root, kind, mountSizes[kind])
 			if err != nil {
 				st.MountErr[kind] = err.Error()

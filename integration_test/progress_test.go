@@ -15,9 +15,7 @@ import (
 // --progress into a file.
 
 func TestProgressBarOnATerminal(t *testing.T) {
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("script(1) is needed to give fastcp a terminal")
-	}
+	needTool(t, "script") // gives fastcp a terminal
 	dir := t.TempDir()
 	src := filepath.Join(dir, "fifo")
 	if err := unix.Mkfifo(src, 0o644); err != nil {

@@ -206,10 +206,7 @@ func TestRefusalLeavesDest(t *testing.T) {
 // DEST is left as it was.
 func TestFaultInjection(t *testing.T) {
 	t.Parallel()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed")
-	}
+	strace := needTool(t, "strace")
 	for _, c := range []struct {
 		name     string
 		args     []string
