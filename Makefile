@@ -94,14 +94,15 @@ lint: vet
 	fi
 
 # make test: lint, the unit tests (with -race where it can be: RACE=auto,
-# or off), then the integration tests against the built binary (root-only
+# on or off), then the integration tests against the built binary (root-only
 # cases run as root; without root, or xfsprogs, btrfs-progs, strace... they
 # skip, except under CI=true). scripts/testsum prints each package's
 # result, what failed and why tests skipped, and closes with
 # "N passed, N failed, N skipped". The power-cut tests (integration_test/
 # crashfs, a module of its own) run last; without that module's sources
 # they are skipped, except under CI=true. make check: without -race.
-RACE ?= auto
+# Under CI=true (.ci/run) the race detector must run.
+RACE ?= $(if $(filter true,$(CI)),on,auto)
 RACE_PLATFORMS := linux/amd64 linux/arm64 linux/loong64 linux/ppc64le linux/riscv64 linux/s390x
 go_platform = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
 go_cc = $(firstword $(shell $(GO) env CC))
