@@ -265,8 +265,12 @@ func (s *summary) heartbeat() {
 		if len(running) > 3 {
 			running = append(running[:3], "...")
 		}
-		fmt.Fprintf(s.w, "     %s: %d passed, %d failed, %d skipped so far (%.0fs), running %s\n",
-			n, p.passed, p.failed, p.skiped, time.Since(p.start).Seconds(), strings.Join(running, " "))
+		what := "running " + strings.Join(running, " ")
+		if len(running) == 0 {
+			what = "between tests"
+		}
+		fmt.Fprintf(s.w, "     %s: %d passed, %d failed, %d skipped so far (%.0fs), %s\n",
+			n, p.passed, p.failed, p.skiped, time.Since(p.start).Seconds(), what)
 	}
 }
 
