@@ -1,5 +1,6 @@
 // Command testsum runs go test commands given -json and says what they do:
-// a line per package when it ends, every failed test with its output,
+// a line per package when it ends, what a test prints on its own stdout,
+// every failed test with its output,
 // every skipped one with its reason, a line every 20 seconds while a
 // package runs, and a closing count alone on its last line:
 //
@@ -166,6 +167,9 @@ func (s *summary) event(e event) {
 		p.running[e.Test] = true
 	case "output":
 		p.output[e.Test] = append(p.output[e.Test], e.Output)
+		if own(e.Output) {
+			fmt.Fprint(s.w, e.Output)
+		}
 	case "pass":
 		p.passed++
 		s.passed++
@@ -192,6 +196,21 @@ func (s *summary) event(e event) {
 func (s *summary) endTest(p *pkg, test string) {
 	delete(p.running, test)
 	delete(p.output, test)
+}
+
+// own reports whether a test's output line is its own stdout (a report it
+// prints, "power-cut: 312 crash points..."), not go test's framing or t.Log's
+// indented lines, which are shown only when the test fails.
+func own(line string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' || line == "\n" {
+		return false
+	}
+	for _, p := range []string{"=== ", "--- ", "PASS\n", "FAIL\n", "ok  ", "FAIL\t"} {
+		if strings.HasPrefix(line, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // skipReason is the message of t.Skip: the output line before "--- SKIP".

@@ -24,6 +24,9 @@ func script(t *testing.T, events string, code string) []string {
 const events = `{"Action":"start","Package":"p"}
 {"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:5: a log line\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"report: 3 points\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"--- PASS: TestA (0.10s)\n"}
 {"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.1}
 {"Action":"run","Package":"p","Test":"TestB"}
 {"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:12: needs root\n"}
@@ -47,7 +50,11 @@ func TestSummary(t *testing.T) {
 	}
 	s.close()
 	got := out.String()
+	if strings.Contains(got, "a log line") || strings.Contains(got, "PASS: TestA") {
+		t.Errorf("a passing test's log or framing lines were shown:\n%s", got)
+	}
 	for _, want := range []string{
+		"report: 3 points\n",
 		"--- FAIL: p TestC/sub (0.00s)\n    c_test.go:3: got 1, want 2\n",
 		"not an event\n",
 		"FAIL p                                1 passed, 2 failed, 1 skipped (1.5s)\n",
