@@ -36,6 +36,7 @@ type pkg struct {
 	start                  time.Time
 	passed, failed, skiped int
 	running                map[string]bool
+	showing                map[string]bool     // tests whose last output piece was shown (own)
 	output                 map[string][]string // test ("" for the package) -> its output lines
 }
 
@@ -135,7 +136,7 @@ func (s *summary) run(argv []string) bool {
 func (s *summary) pkg(name string) *pkg {
 	p := s.pkgs[name]
 	if p == nil {
-		p = &pkg{start: time.Now(), running: map[string]bool{}, output: map[string][]string{}}
+		p = &pkg{start: time.Now(), running: map[string]bool{}, showing: map[string]bool{}, output: map[string][]string{}}
 		s.pkgs[name] = p
 	}
 	return p
@@ -166,9 +167,16 @@ func (s *summary) event(e event) {
 	case "run":
 		p.running[e.Test] = true
 	case "output":
-		p.output[e.Test] = append(p.output[e.Test], e.Output)
-		if own(e.Output) {
+		// test2json cuts long lines: a piece after one without its
+		// newline continues that line, and is shown with it or not at all.
+		prev := p.output[e.Test]
+		continued := len(prev) > 0 && !strings.HasSuffix(prev[len(prev)-1], "\n")
+		p.output[e.Test] = append(prev, e.Output)
+		if continued && p.showing[e.Test] || !continued && own(e.Output) {
 			fmt.Fprint(s.w, e.Output)
+			p.showing[e.Test] = true
+		} else {
+			delete(p.showing, e.Test)
 		}
 	case "pass":
 		p.passed++
@@ -195,6 +203,7 @@ func (s *summary) event(e event) {
 
 func (s *summary) endTest(p *pkg, test string) {
 	delete(p.running, test)
+	delete(p.showing, test)
 	delete(p.output, test)
 }
 
