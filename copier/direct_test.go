@@ -14,10 +14,7 @@ import (
 // The temp directory of these tests is on the root filesystem (ext4 here),
 // which takes O_DIRECT.
 
-var (
-	realReopen = reopen
-	realFcntl  = fcntl
-)
+var realFcntl = fcntl
 
 // directSizes cross every alignment edge and the ring's chunk size.
 var directSizes = []int{0, 1, 511, 4095, 4096, 4097, 1<<20 + 1, 9<<20 + 3}

@@ -47,7 +47,6 @@ var (
 	iocopyTool = tool{name: "iocopy", argv: []string{"{iocopy}", "{src}", "{dst}"}}
 	// Durability peers, for --sync scenarios:
 	cpSyncTool = tool{name: "cp && sync", argv: []string{"sh", "-c", `"$0" -- "$1" "$2" && sync`, "{cp}", "{src}", "{dst}"}}
-	ddSyncTool = tool{name: "dd conv=fdatasync", argv: []string{"{dd}", "if={src}", "of={dst}", "bs=1M", "conv=fdatasync", "status=none"}}
 	// The device's own pace for a copy: O_DIRECT on both sides, flushed.
 	ddDirectTool = tool{name: "dd direct", argv: []string{"{dd}", "if={src}", "of={dst}", "bs=8M", "iflag=direct", "oflag=direct", "conv=fdatasync", "status=none"}}
 	// fastcp, then sync: what a copy that must reach the device costs
