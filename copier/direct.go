@@ -264,7 +264,7 @@ func (c *copier) chooseDirect(regular bool) bool {
 	switch {
 	case o.NoCache:
 		d.Threshold = directNoCacheMinBytes
-	case !o.Flush:
+	case !o.Flush && o.Checkpoint == nil:
 		// Without a flush at the end, a buffered copy returns once the
 		// data is in the page cache, long before a direct one has it on
 		// the device, unless the kernel throttles it to the device's

@@ -102,6 +102,11 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 			o.SourceCached = func() (int64, error) { return 3 << 20, nil }
 		}, DirectNoCacheFirst, true},
 		{"no flush", 3 << 20, func(o *Options) { o.Flush = false }, DirectUnflushed, false},
+		// --resume's checkpoints flush every GiB: the copy waits for the device.
+		{"no flush, checkpoints", 3 << 20, func(o *Options) {
+			o.Flush = false
+			o.Checkpoint = func(int64) error { return nil }
+		}, DirectChosen, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := randomBytes(t, tc.size)

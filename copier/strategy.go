@@ -126,7 +126,8 @@ type Options struct {
 	// Flush says the destination is flushed (fdatasync/fsync) when the
 	// copy ends: the copy waits for the device anyway, so Auto picks
 	// Direct for a cold source from DirectMinBytes on; without it only
-	// from the dirty page limit on.
+	// from the dirty page limit on. Checkpoints (Checkpoint) count as
+	// flushes: they fdatasync the destination every GiB.
 	Flush bool
 	// SourceCached, when set, tells how many bytes of the source are in
 	// the page cache (cachestat(2)); Auto asks it only for a source large
