@@ -411,3 +411,40 @@ func TestDirectWrittenDirectHook(t *testing.T) {
 		t.Errorf("WrittenDirect %d, Written %d: want %d and the 5-byte tail", direct, buffered, 9<<20)
 	}
 }
+
+// TestSequentialAdviceForBufferedCopies: a buffered copy of a large file
+// first advises POSIX_FADV_SEQUENTIAL on the source, as cp does (a larger
+// readahead for a cold source); Direct, which bypasses the cache, and a
+// small file do not.
+func TestSequentialAdviceForBufferedCopies(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		size   int
+		opts   Options
+		advice bool
+	}{
+		{"auto, large", 5 << 20, Options{}, true},
+		{"rw, large", 5 << 20, Options{Strategy: RW}, true},
+		{"direct, large", 5 << 20, Options{Strategy: Direct}, false},
+		{"auto, small", 1 << 20, Options{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randomBytes(t, tc.size)
+			dst, src := pair(t, data)
+			var advised []int
+			inject(t, &fadvise, func(fd int, off, n int64, advice int) error {
+				if fd == int(src.Fd()) {
+					advised = append(advised, advice)
+				}
+				return unix.Fadvise(fd, off, n, advice)
+			})
+			if _, err := Copy(dst, src, tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if got := len(advised) == 1 && advised[0] == unix.FADV_SEQUENTIAL; got != tc.advice || len(advised) > 1 {
+				t.Errorf("advice on the source %v, want FADV_SEQUENTIAL: %v", advised, tc.advice)
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ var (
 	closeFd   = unix.Close
 	fdatasync = unix.Fdatasync // checkpoints (--resume)
 	statx     = unix.Statx
+	fadvise   = unix.Fadvise
 	// reopen opens the file behind descriptor fd again, as a new open
 	// file description with its own flags (Direct's O_DIRECT source),
 	// through the /proc/self/fd magic link: no name another user could
@@ -50,6 +51,9 @@ const (
 	offloadChunkBytes = 64 << 20
 	// pipeBytes is the pipe size asked for with F_SETPIPE_SZ for splice.
 	pipeBytes = 1 << 20
+	// seqAdviceMinBytes: from this size on a buffered copy first tells
+	// the kernel it reads the source sequentially (POSIX_FADV_SEQUENTIAL).
+	seqAdviceMinBytes = 4 << 20
 )
 
 // retry calls f until it fails with something other than EINTR: EINTR is

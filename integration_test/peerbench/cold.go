@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -14,11 +15,12 @@ import (
 // page cache is dropped (sync, then 3 > /proc/sys/vm/drop_caches) and the
 // source's pages once more with POSIX_FADV_DONTNEED; the source's residency
 // is measured then (cachestat) and printed, so "cold" is shown, not assumed.
-// The page cache's growth during the run is Cached: of /proc/meminfo after
-// the run less before it: machine-wide, so other work moves it too.
+// The page cache's growth is what of the source and the copy is cached
+// after the run less what of the source was before it (cachestat of both
+// files, so other work on the machine does not count).
 
-// dropCaches empties the page cache and reports how many bytes of the
-// regular file src are still cached afterwards.
+// dropCaches empties the page cache and reports how many bytes of src are
+// still cached afterwards.
 func dropCaches(src string) (int64, error) {
 	unix.Sync()
 	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
@@ -28,45 +30,58 @@ func dropCaches(src string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	f.Close()
+	if err != nil {
+		return 0, &os.PathError{Op: "posix_fadvise", Path: src, Err: err}
+	}
+	return treeCached(src)
+}
+
+// treeCached is how many bytes of the regular files at or under path are
+// in the page cache (cachestat(2)).
+func treeCached(path string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil || fi.Size() == 0 {
+			return err
+		}
+		var cs unix.Cachestat_t
+		if err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Off: 0, Len: uint64(fi.Size())}, &cs, 0); err != nil {
+			return &os.PathError{Op: "cachestat", Path: p, Err: err}
+		}
+		total += min(int64(cs.Cache)*int64(os.Getpagesize()), fi.Size())
+		return nil
+	})
+	return total, err
+}
+
+// copyCacheGrowth is how much more of the source and of the copy is in the
+// page cache after a run than of the source before it (cachestat of both:
+// Cached: of /proc/meminfo would count everything else the machine did).
+func copyCacheGrowth(src, dst string, srcBefore int64) (int64, error) {
+	s, err := treeCached(src)
 	if err != nil {
 		return 0, err
 	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return 0, &os.PathError{Op: "posix_fadvise", Path: src, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, nil
-	}
-	var cs unix.Cachestat_t
-	if err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Off: 0, Len: uint64(fi.Size())}, &cs, 0); err != nil {
-		return 0, &os.PathError{Op: "cachestat", Path: src, Err: err}
-	}
-	return min(int64(cs.Cache)*int64(os.Getpagesize()), fi.Size()), nil
-}
-
-// cachedBytes is Cached: of /proc/meminfo, in bytes (-1 when unreadable).
-func cachedBytes() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
+	d, err := treeCached(dst)
 	if err != nil {
-		return -1
+		return 0, err
 	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "Cached:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if kib, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kib << 10
-				}
-			}
-		}
-	}
-	return -1
+	return max(s+d-srcBefore, 0), nil
 }
 
 // cacheGrowthAtMost: the page cache grew by at most limit bytes during
-// every run of a (Cached: after the run less before it).
+// every run of a (copyCacheGrowth).
 func cacheGrowthAtMost(a string, limit int64) target {
 	return target{
 		desc: fmt.Sprintf("%s page cache growth <= %s", a, humanSize(limit)),

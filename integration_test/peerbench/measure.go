@@ -174,19 +174,21 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			if err := clearDir(dstDir); err != nil {
 				return err
 			}
-			var resident, before int64
+			var resident int64
 			if r.sc.cold {
 				if resident, err = dropCaches(src); err != nil {
 					return err
 				}
-				before = cachedBytes()
 			}
 			s, _, err := timeRun(ctx, ws.expand(tr.tool.argv, src, dst))
 			if err != nil {
 				return fmt.Errorf("%s: %w", tr.tool.name, err)
 			}
 			if r.sc.cold {
-				s.resident, s.cacheGrowth = resident, max(cachedBytes()-before, 0)
+				s.resident = resident
+				if s.cacheGrowth, err = copyCacheGrowth(src, dst, resident); err != nil {
+					return err
+				}
 			}
 			tr.samples = append(tr.samples, s)
 			if o.verbose {
