@@ -40,7 +40,8 @@ import (
 // Sweep (README, "Direct I/O"): cold 1 GiB ext4 -> ext4 on this VM, medians
 // of 3 with caches dropped before each run.
 //
-// Variables, not constants, only so that the sweep (TestDirectSweep) can
+// Variables, not constants, only so that the sweep (TestDirectSweep) and
+// the power-cut test's build (checkpoint_crashfs.go, tag fastcp_crashfs) can
 // set them; nothing else changes them.
 var (
 	directBufBytes = 4 << 20

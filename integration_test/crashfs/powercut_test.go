@@ -241,6 +241,7 @@ var modes = []mode{
 	{name: "--sync=full", flags: []string{"--sync=full"}, durable: true},
 	{name: "--sync=osync", flags: []string{"--sync=osync"}, durable: true},
 	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
+	{name: "--sync=data --strategy=direct", flags: []string{"--sync=data", "--strategy=direct"}, durable: true},
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
 	{name: "-r -j 4 --sync=data", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true},
@@ -249,6 +250,7 @@ var modes = []mode{
 	// of a few MiB in one call, with no checkpoint inside.
 	{name: "--resume --sync=data", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true},
 	{name: "--resume", flags: []string{"--resume", "--strategy=rw"}, allowPartial: true, resume: true},
+	{name: "--resume --sync=data --strategy=direct", flags: []string{"--resume", "--sync=data", "--strategy=direct"}, durable: true, resume: true},
 }
 
 // fixture is what every crash point starts from and copies.
