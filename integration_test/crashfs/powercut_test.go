@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -28,8 +29,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fastcpBin, resumeBin = filepath.Join(dir, "fastcp"), filepath.Join(dir, "fastcp-resume")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
 	for bin, tags := range map[string]string{fastcpBin: "", resumeBin: "fastcp_crashfs"} {
-		build := exec.Command("go", "build", "-tags="+tags, "-o", bin, ".")
+		build := exec.Command(goBin, "build", "-tags="+tags, "-o", bin, ".")
 		build.Dir = filepath.Join("..", "..")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
