@@ -638,24 +638,35 @@ func TestSparseAlwaysTurnsZeroBlocksIntoHoles(t *testing.T) {
 func TestPseudoFileReadUntilEOF(t *testing.T) {
 	for _, s := range []Strategy{Auto, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
-			src, err := os.Open("/proc/self/mountinfo")
-			if err != nil {
-				t.Skip(err)
-			}
-			defer src.Close()
-			want, _ := os.ReadFile("/proc/self/mountinfo")
-			dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dst.Close()
-			res, err := Copy(dst, src, Options{Strategy: s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := contents(t, dst)
-			if len(got) == 0 || len(got) != len(want) || res.Size != int64(len(got)) {
-				t.Fatalf("copied %d bytes (result %d), a fresh read gives %d", len(got), res.Size, len(want))
+			// The mount table changes when anything on the machine
+			// mounts or unmounts (other tests do, many times a
+			// second): a copy counts only when the table read the same
+			// before and after it.
+			for try := 0; ; try++ {
+				src, err := os.Open("/proc/self/mountinfo")
+				if err != nil {
+					t.Skip(err)
+				}
+				want, _ := os.ReadFile("/proc/self/mountinfo")
+				dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Copy(dst, src, Options{Strategy: s})
+				src.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := contents(t, dst)
+				dst.Close()
+				after, _ := os.ReadFile("/proc/self/mountinfo")
+				if !bytes.Equal(want, after) && try < 20 {
+					continue
+				}
+				if len(got) == 0 || len(got) != len(want) || res.Size != int64(len(got)) {
+					t.Fatalf("copied %d bytes (result %d), a fresh read gives %d", len(got), res.Size, len(want))
+				}
+				return
 			}
 		})
 	}
