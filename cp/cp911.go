@@ -209,10 +209,13 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 			return
 		}
 	}
-	backup := ""
-	if ex.fi != nil && o.Backup != flags.BackupNone {
-		backup = a.backupName(dst)
+	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
+	// backup moves DEST away first.
+	if !o.Symlink && a.sourceThroughDest(src, sfi, dst, ex.fi, ex.backup != "") {
+		r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(unix.ENOENT)))
+		return
 	}
+	backup := ex.backup
 	if o.Verbose || o.Debug {
 		r.out(copyingLine(src, dst, backup))
 	}
@@ -235,7 +238,7 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 		return
 	}
 	defer unix.Close(dfd)
-	if ex.fi == nil || !(o.RemoveDestination || backup != "") {
+	if ex.fi == nil || !(a.unlinksFirst(sfi, ex.fi) || backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
 		if err := make(dfd, base); err != nil {
 			fail(err)
@@ -351,4 +354,171 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
 	}
 	return true
+}
+
+// derefNever is cp's x->dereference == DEREF_NEVER: symbolic links in
+// SOURCE are never followed (-P, -d, -a, and -r without -L, -H or -l).
+func (a *app) derefNever() bool {
+	o := a.opts
+	return o.Deref == flags.DerefNever || o.Deref == flags.DerefDefault && o.Recursive && !o.Link
+}
+
+func isLink(fi os.FileInfo) bool { return fi.Mode()&os.ModeSymlink != 0 }
+
+// sameName reports whether two names are one directory entry: the same
+// last component in the same directory.
+func sameName(a, b string) bool {
+	a, b = strings.TrimRight(a, "/"), strings.TrimRight(b, "/")
+	if filepath.Base(a) != filepath.Base(b) {
+		return false
+	}
+	da, err1 := os.Stat(filepath.Dir(a))
+	db, err2 := os.Stat(filepath.Dir(b))
+	return err1 == nil && err2 == nil && os.SameFile(da, db)
+}
+
+// sameFileOK is cp's same_file_ok: whether copying src (ssb, as the walk
+// stat'ed it) over an existing dst (dsb, stat'ed as cp does: not
+// following a symlink DEST unless it is written through) may go on
+// although both may be one file, and whether the entry is then done
+// already (done: cp -l f f, nothing to do).
+func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInfo) (ok, done bool) {
+	o := a.opts
+	backup := o.Backup != flags.BackupNone
+	same := os.SameFile(ssb, dsb)
+	if same && o.Link {
+		return true, true
+	}
+	var srcLink, dstLink os.FileInfo
+	var sameLink bool
+	if a.derefNever() {
+		sameLink = same
+		// Two symlinks are usually fine when they are distinct entries.
+		if isLink(ssb) && isLink(dsb) {
+			sn := sameName(src, dst)
+			if !sn {
+				if backup {
+					return true, false
+				}
+				if sameLink {
+					return true, true // hard links of one symlink
+				}
+			}
+			return !sn, false
+		}
+		srcLink, dstLink = ssb, dsb
+	} else {
+		if !same {
+			return true, false
+		}
+		dl, err1 := os.Lstat(dst)
+		sl, err2 := os.Lstat(src)
+		if err1 != nil || err2 != nil {
+			return true, false
+		}
+		srcLink, dstLink = sl, dl
+		sameLink = os.SameFile(sl, dl)
+		// Two symlinks to one file: fine when DEST is removed first.
+		if isLink(sl) && isLink(dl) && o.RemoveDestination {
+			return true, false
+		}
+	}
+	if backup {
+		// The backup keeps a copy, unless SOURCE and DEST are one entry.
+		if !sameLink {
+			// Backing up DEST would leave a SOURCE symlink dangling.
+			if !a.derefNever() && isLink(srcLink) && !isLink(dstLink) {
+				return false, false
+			}
+			return true, false
+		}
+		return !sameName(src, dst), false
+	}
+	if !isLink(srcLink) && !isLink(dstLink) {
+		if !os.SameFile(srcLink, dstLink) {
+			return true, false
+		}
+		if o.Link {
+			return true, true
+		}
+		// Two names of one file: removing DEST first leaves SOURCE.
+		if o.RemoveDestination && !o.Symlink && !sameName(src, dst) {
+			return true, false
+		}
+	}
+	// A DEST symlink can be made anew, or removed first.
+	if isLink(dstLink) && (o.Symlink || o.RemoveDestination) {
+		return true, false
+	}
+	if a.derefNever() {
+		ts, td := srcLink, dstLink
+		var err error
+		if isLink(srcLink) {
+			if ts, err = os.Stat(src); err != nil {
+				return true, false
+			}
+		}
+		if isLink(dstLink) {
+			if td, err = os.Stat(dst); err != nil {
+				return true, false
+			}
+		}
+		if !os.SameFile(ts, td) {
+			return true, false
+		}
+		if o.Link {
+			return true, !isLink(dstLink)
+		}
+	}
+	return false, false
+}
+
+// unlinksFirst is cp's rule for removing an existing DEST before making
+// the new one (rather than writing into it, or failing on it): with
+// --remove-destination, and when copying data, for a DEST with several
+// links under --preserve=links, and for a SOURCE that is not a regular
+// file when symbolic links are not followed.
+func (a *app) unlinksFirst(ssb, dsb os.FileInfo) bool {
+	o := a.opts
+	if o.RemoveDestination {
+		return true
+	}
+	if o.AttributesOnly || dsb.IsDir() {
+		return false
+	}
+	return o.HardLinks && rawStat(dsb).Nlink > 1 || a.derefNever() && !ssb.Mode().IsRegular()
+}
+
+// sourceThroughDest reports whether SOURCE, followed as a symbolic link,
+// leads through the entry DEST is (cp -b sym sym, cp --remove-destination
+// sym2 sym with sym2 -> sym), when DEST is moved away first (removes):
+// cp renames or removes DEST and then finds no SOURCE (and puts a renamed
+// DEST back); fastcp fails the same way before touching anything.
+func (a *app) sourceThroughDest(src string, sfi os.FileInfo, dst string, dfi os.FileInfo, removes bool) bool {
+	if dfi == nil || isLink(sfi) || !removes {
+		return false
+	}
+	dl, err := os.Lstat(dst)
+	if err != nil || !isLink(dl) {
+		return false
+	}
+	p := src
+	for range 40 {
+		pl, err := os.Lstat(p)
+		if err != nil || !isLink(pl) {
+			return false
+		}
+		if os.SameFile(pl, dl) {
+			return true
+		}
+		t, err := os.Readlink(p)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
+	}
+	return false
 }

@@ -85,14 +85,10 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return e, false
 	}
-	if os.SameFile(sfi, e.fi) {
-		if o.Force && o.Backup != flags.BackupNone && sfi.Mode().IsRegular() && filepath.Clean(src) == filepath.Clean(dst) {
-			// cp --force --backup f f: the backup is a copy of f, and f
-			// stays as it is.
-			e.path, e.fi = a.backupName(dst), nil
-			return e, true
-		}
+	if ok, done := a.sameFileOK(src, sfi, dst, e.fi); !ok {
 		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
+		return e, false
+	} else if done {
 		return e, false
 	}
 	if e.fi.IsDir() {
@@ -177,6 +173,10 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	// that then fails is named twice, by -v and by the error.
 	if o.Verbose || o.Debug {
 		r.out(copyingLine(src, dst, ex.backup))
+	}
+	if a.sourceThroughDest(src, sfi, dst, ex.fi, ex.backup != "" || ex.fi != nil && a.unlinksFirst(sfi, ex.fi)) {
+		r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(src), errText(unix.ENOENT)))
+		return false
 	}
 	srcF, err := openSource(src)
 	if err != nil {

@@ -50,6 +50,16 @@ func (a *app) copyAll() {
 			return
 		}
 	}
+	if len(sources) == 1 && !intoDir && o.Force && o.Backup != flags.BackupNone && sources[0] == target {
+		// cp --force --backup f f: the backup is a copy of f, made
+		// without backups, and f stays as it is.
+		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
+			target = a.backupName(target)
+			noBackup := *o
+			noBackup.Backup, noBackup.BackupSuffix = flags.BackupNone, ""
+			a.opts, o = &noBackup, &noBackup
+		}
+	}
 	for _, src := range sources {
 		if o.StripTrailingSlashes && (intoDir || o.Parents) {
 			// As cp: only the SOURCEs copied into a directory.

@@ -12,6 +12,7 @@ package integration_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -396,4 +397,53 @@ func TestCpCompat911(t *testing.T) {
 			ccRunScenario(t, sc, t.TempDir(), setup.Bin)
 		})
 	}
+}
+
+// ccSameFileTree is same-file.sh's: a file, a symlink to it, a hard link
+// to it, and a symlink to the symlink.
+func ccSameFileTree() []ccEntry {
+	return []ccEntry{
+		ccFile("foo", "foo\n", 0o644),
+		ccLink("sym", "foo"),
+		ccHard("hard", "foo"),
+		ccLink("sym2", "sym"),
+		ccFile("other", "other\n", 0o644),
+	}
+}
+
+// ccSameFileKept: cp --remove-destination removes DEST, then finds that
+// SOURCE led through it and fails, DEST gone; fastcp fails before
+// touching anything (DEST is never left changed by a failed copy).
+var ccSameFileKept = map[string]string{"--rem_sym_sym": "sym", "--rem_sym2_sym": "sym"}
+
+// TestCpCompatSameFile runs same-file.sh's combinations of options and of
+// SOURCE and DEST naming one file (through a symlink, a hard link), and
+// compares with cp: which succeed, what they leave, what they say.
+func TestCpCompatSameFile(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	pairs := [][2]string{{"foo", "foo"}, {"foo", "sym"}, {"sym", "foo"}, {"foo", "hard"}, {"sym", "sym2"}, {"sym2", "sym"}, {"sym", "sym"}}
+	opts := [][]string{nil, {"-d"}, {"-f"}, {"-df"}, {"-b"}, {"-bf"}, {"-bdf"}, {"-l"}, {"-dl"}, {"-fl"}, {"-bl"}, {"-bfl"}, {"-s"}, {"-sf"}, {"--rem"}, {"-b", "--rem"}}
+	for _, o := range opts {
+		for _, p := range pairs {
+			args := append(append([]string(nil), o...), p[0], p[1])
+			name := strings.Join(args, "_")
+			sc := ccScenario{name: name, args: args, fixture: ccSameFileTree(), renamed: []string{"."}}
+			if keep, ok := ccSameFileKept[name]; ok {
+				sc.cpLost = []string{keep}
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				ccRunScenarioAnyCode(t, sc, t.TempDir(), setup.Bin)
+			})
+		}
+	}
+}
+
+// ccRunScenarioAnyCode is ccRunScenario for a generated scenario whose
+// exit status is whatever cp's is.
+func ccRunScenarioAnyCode(t *testing.T, sc ccScenario, base, bin string) {
+	t.Helper()
+	sc.anyCode = true
+	ccRunScenario(t, sc, base, bin)
 }
