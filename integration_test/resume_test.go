@@ -681,3 +681,26 @@ func TestResumeWithoutUserXattrs(t *testing.T) {
 	}
 	sameFiles(t, join(dir, "src"), join(dir, "dst"))
 }
+
+// On xfs and btrfs a resumed copy clones the rest (FICLONERANGE from the
+// checkpoint): the bytes below it stay the leftover's, those after it are
+// shared with the source.
+func TestResumeReflink(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			const size = 8 << 20
+			dir := fsDir(t, kind)
+			src := join(dir, "src")
+			writePattern(t, src, size, t.Name())
+			data, _ := os.ReadFile(src)
+			forge(t, dir, data[:3<<20], recordFor(statT(t, src), 3<<20))
+			r := fastcp(t, dir, "--resume", "--debug", "src", "dst")
+			res := parseResumed(t, r.stdout)
+			if r.code != 0 || r.stderr != "" || len(res.offsets) != 1 || res.offsets[0] != 3<<20 || !strings.Contains(r.stdout, "reflink: yes") {
+				t.Fatalf("%v: want a resume at 3 MiB by reflink", r)
+			}
+			sameFiles(t, src, join(dir, "dst"))
+			assertNoTemps(t, dir)
+		})
+	}
+}
