@@ -198,7 +198,7 @@ func (a *app) copyEntry(src string, fi os.FileInfo, dst string, anc *ancestor) {
 	case mode&os.ModeSymlink != 0:
 		a.schedule(func(r *record) { a.copySymlink(r, src, fi, dst) })
 	case mode.IsRegular():
-		a.scheduleFile(src, fi, dst)
+		a.scheduleFile(src, fi, dst, anc == nil)
 	case a.opts.Recursive && !a.opts.CopyContents:
 		// cp -R recreates FIFOs, devices and sockets rather than reading
 		// them (--copy-contents reads them).
@@ -218,8 +218,13 @@ type linkFirst struct {
 
 // scheduleFile copies a regular file, or with -a makes a further link to
 // the copy of an inode already copied in this run, as cp -a does.
-func (a *app) scheduleFile(src string, fi os.FileInfo, dst string) {
-	if !a.opts.HardLinks || rawStat(fi).Nlink < 2 {
+func (a *app) scheduleFile(src string, fi os.FileInfo, dst string, top bool) {
+	// Besides files with several links, a file reached through symbolic
+	// links that are followed (-L; -H on the command line) may be met
+	// twice, as cp remembers.
+	o := a.opts
+	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && top
+	if !o.HardLinks || rawStat(fi).Nlink < 2 && !followed {
 		a.schedule(func(r *record) { a.copyFile(r, src, fi, dst) })
 		return
 	}

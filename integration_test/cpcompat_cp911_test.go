@@ -447,3 +447,90 @@ func ccRunScenarioAnyCode(t *testing.T, sc ccScenario, base, bin string) {
 	sc.anyCode = true
 	ccRunScenario(t, sc, base, bin)
 }
+
+// ccLinkDerefTree is link-deref.sh's: symbolic links to a directory, to
+// a file, and to nothing.
+func ccLinkDerefTree() []ccEntry {
+	return []ccEntry{
+		ccDir("dir", 0o755), ccFile("dir/in", "in\n", 0o644), ccFile("file", "", 0o644),
+		ccLink("dirlink", "dir"), ccLink("filelink", "file"), ccLink("danglink", "nowhere"),
+	}
+}
+
+// ccLinkPreserveTree is link-preserve.sh's: a file with a hard link and
+// a symlink to it, and a directory holding a file and a symlink to it.
+func ccLinkPreserveTree() []ccEntry {
+	return []ccEntry{
+		ccFile("a", "", 0o644), ccHard("h", "a"), ccLink("s", "a"), ccFile("p", "", 0o644), ccLink("q", "p"),
+		ccLink("s2", "a"), ccLink("n1", "no-such-file"), ccLink("n2", "no-such-file"), ccFIFO("fifo", 0o644), ccFIFO("e2", 0o644),
+		ccDir("d", 0o755), ccFile("d/a", "", 0o644), ccLink("d/b", "a"),
+		ccDir("e", 0o755), ccFile("e/a", "", 0o644), ccHard("e/b", "e/a"),
+		ccFile("m", "m\n", 0o731),
+		ccDir("c", 0o755), ccDir("x", 0o755), ccDir("y", 0o755), ccDir("y/x", 0o755),
+	}
+}
+
+// TestCpCompatLinkDeref runs link-deref.sh's matrix: cp --link of a
+// symlink to a directory, to a file and to nothing, with -L, -H, -P or
+// none, recursive or not, compared with cp.
+func TestCpCompatLinkDeref(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	for _, src := range []string{"dirlink", "filelink", "danglink"} {
+		for _, o := range []string{"", "-L", "-H", "-P"} {
+			for _, r := range []string{"", "-R"} {
+				args := []string{"--link"}
+				for _, a := range []string{o, r} {
+					if a != "" {
+						args = append(args, a)
+					}
+				}
+				args = append(args, src, "dst")
+				sc := ccScenario{name: strings.Join(args, "_"), args: args, fixture: ccLinkDerefTree()}
+				t.Run(sc.name, func(t *testing.T) {
+					t.Parallel()
+					ccRunScenarioAnyCode(t, sc, t.TempDir(), setup.Bin)
+				})
+			}
+		}
+	}
+}
+
+// TestCpCompatLinkPreserve: link-preserve.sh, backup-dir.sh and
+// dir-rm-dest.sh.
+func TestCpCompatLinkPreserve(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	same := func(p, q string, want bool) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) { ccSameInode(t, w, p, q, want) }
+	}
+	for _, sc := range []ccScenario{
+		{name: "d-hard-links-into-dir", args: ccArgs("-d", "a", "h", "c"), check: same("c/a", "c/h", true)},
+		{name: "preserve-links-RH-symlink-arg", args: ccArgs("--preserve=links", "-R", "-H", "a", "s", "c"), check: same("c/a", "c/s", true)},
+		{name: "preserve-links-RH-one-link", args: ccArgs("--preserve=links", "-R", "-H", "p", "q", "c"), check: same("c/p", "c/q", true)},
+		{name: "preserve-links-R-symlink-not-followed", args: ccArgs("--preserve=links", "-R", "p", "q", "c"),
+			check: func(t *testing.T, w string) { ccLinkTo(t, w, "c/q", "p") }},
+		{name: "preserve-links-L-one-link", args: ccArgs("--preserve=links", "-L", "p", "q", "c"), check: same("c/p", "c/q", true)},
+		{name: "preserve-links-RL-symlink-in-tree", args: ccArgs("--preserve=links", "-R", "-L", "d", "c"), check: same("c/d/a", "c/d/b", true)},
+		{name: "preserve-links-RL-hard-links", args: ccArgs("--preserve=links", "-R", "-L", "e", "c"), check: same("c/e/a", "c/e/b", true)},
+		{name: "dR-no-preserve-links", args: ccArgs("-dR", "--no-preserve=links", "e", "c"), check: same("c/e/a", "c/e/b", false)},
+		{name: "a-no-preserve-mode-umask-077", args: ccArgs("-a", "--no-preserve=mode", "m", "m2"), umask: "077",
+			check: func(t *testing.T, w string) { ccPerm(t, w, "m2", 0o600) }},
+		{name: "ab-directory-not-backed-up", args: ccArgs("-ab", "x", "y"), exist: []string{"y/x"}, absent: []string{"y/x~"}},
+		{name: "R-remove-destination-new", args: ccArgs("-R", "--remove-destination", "d", "x"), exist: []string{"x/d/a"}},
+		{name: "R-remove-destination-existing", args: ccArgs("-R", "--remove-destination", "e", "d"), exist: []string{"d/e/b"}},
+		// slink-2-slink.sh, preserve-2.sh, src-base-dot.sh, special-f.sh.
+		{name: "update-P-two-symlinks-one-file", args: ccArgs("--update", "--no-dereference", "s", "s2")},
+		{name: "update-P-two-dangling-symlinks", args: ccArgs("--update", "--no-dereference", "n1", "n2")},
+		{name: "preserve-mode-links", args: ccArgs("--preserve=mode,links", "a", "g"), exist: []string{"g"}},
+		{name: "ab-dir-dot-into-dir", args: ccArgs("--verbose", "-ab", "x/.", "y")},
+		{name: "Rf-fifo-twice", args: ccArgs("-Rf", "fifo", "e2"), exist: []string{"e2"}},
+		{name: "R-remove-destination-merge", args: ccArgs("-RT", "--remove-destination", "e", "d"), exist: []string{"d/b", "d/a"}},
+	} {
+		sc.fixture = ccLinkPreserveTree()
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenario(t, sc, t.TempDir(), setup.Bin)
+		})
+	}
+}

@@ -520,6 +520,8 @@ type ccScenario struct {
 	anyCode bool
 	// user runs both programs as ccNobody (needs root for the setup).
 	user bool
+	// umask for both programs ("" means 022).
+	umask string
 	// fixture replaces the standard tree.
 	fixture []ccEntry
 	// env is added to both programs' environment.
@@ -652,7 +654,7 @@ func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
 	}
 	cpW := ccBuild(t, filepath.Join(base, "cp"), fixture, owner)
 	fcW := ccBuild(t, filepath.Join(base, "fastcp"), fixture, owner)
-	run := ccRun{stdin: sc.stdin, user: sc.user, env: sc.env}
+	run := ccRun{stdin: sc.stdin, user: sc.user, env: sc.env, umask: sc.umask}
 	run.dir = cpW
 	rc := ccExec(t, ccGNUcp, ccArgsIn(sc.args, cpW), run)
 	rc.stdout, rc.stderr = strings.ReplaceAll(rc.stdout, cpW, "@W@"), strings.ReplaceAll(rc.stderr, cpW, "@W@")
