@@ -343,6 +343,28 @@ func (o *Options) check(st *parseState) error {
 			Hint: "A clone keeps the source's holes as they are; drop --sparse.",
 		}
 	}
+	if o.InPlace && o.Backup != BackupNone {
+		return &UsageError{
+			Msg:  "--backup cannot be combined with --inplace",
+			Hint: "The backup is the old DEST's inode, which --inplace would write into; drop one of the two.",
+		}
+	}
+	if o.InPlace && o.RemoveDestination && !o.Link && !o.Symlink {
+		return &UsageError{
+			Msg:  "--remove-destination cannot be combined with --inplace",
+			Hint: "--inplace writes into the existing DEST; drop one of the two.",
+		}
+	}
+	if o.AttributesOnly && (o.Verify || o.Resume) {
+		opt := "--verify"
+		if !o.Verify {
+			opt = "--resume"
+		}
+		return &UsageError{
+			Msg:  opt + " cannot be combined with --attributes-only",
+			Hint: "--attributes-only copies no data; drop one of the two.",
+		}
+	}
 	if o.InPlace && o.Verify {
 		return &UsageError{
 			Msg:  "--verify cannot be combined with --inplace",

@@ -129,6 +129,9 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 	if o.Backup == BackupNone && o.BackupSuffix != "" {
 		t.Fatalf("Parse(%q): a suffix %q without backups", args, o.BackupSuffix)
 	}
+	if o.InPlace && (o.Backup != BackupNone || o.RemoveDestination && !o.Link && !o.Symlink) {
+		t.Fatalf("Parse(%q): --inplace with a backup or --remove-destination", args)
+	}
 	if o.NoPreserveMode && o.Preserve.Mode {
 		t.Fatalf("Parse(%q): mode both preserved and not", args)
 	}
