@@ -157,7 +157,7 @@ func (c *copier) run() error {
 	}
 
 	c.buildChain(srcRegular && size == 0 && start == 0)
-	if srcRegular && size-start >= seqAdviceMinBytes && c.chain[0] != Direct && (!c.forced || c.chain[0] != Reflink) {
+	if srcRegular && size-start >= seqAdviceMinBytes && !c.inChain(Direct) && (!c.forced || c.chain[0] != Reflink) {
 		// A buffered read of a large file: double the readahead, as cp
 		// does (cold, 4 GiB: the copy's read is most of its time). Advice:
 		// an error changes nothing.

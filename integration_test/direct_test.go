@@ -253,3 +253,51 @@ func TestDirectEIOPartWay(t *testing.T) {
 	assertFileBytes(t, dst, old)
 	assertNoTemps(t, dir)
 }
+
+// TestDirectSyncDataLeavesOnlyTheFlush: a cold large source copied with
+// --sync=data goes direct, and then nothing is written back behind the copy
+// (no sync_file_range, no background fdatasync): one fdatasync of the
+// temporary file and the directory's fsync are all that is left. The
+// destination gets O_DIRECT with F_SETFL and loses it again; the source's
+// own descriptor is never changed (a second one is opened with O_DIRECT).
+func TestDirectSyncDataLeavesOnlyTheFlush(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := fsDir(t, "ext4")
+	src, dst := join(dir, "src"), join(dir, "dst")
+	writeFile(t, src, randomBytes(300<<20, "flush"), 0o644)
+	evictPath(t, src)
+	tr := faultStrace(t, dir, []string{"-e", "trace=openat,fcntl,sync_file_range,fdatasync,fsync"}, "--sync=data", "src", "dst")
+	if tr.code != 0 || tr.stderr != "" {
+		t.Fatalf("want exit 0, got %v", tr.result)
+	}
+	assertSameContent(t, src, dst)
+	var fdatasyncs, fsyncs, setOn, setOff, reopen int
+	for _, c := range tr.calls {
+		switch {
+		case c.name == "sync_file_range":
+			t.Errorf("writeback behind a direct copy: %s(%s)", c.name, c.args)
+		case c.name == "fdatasync" && strings.Contains(c.args, ".fastcp-"):
+			fdatasyncs++
+		case c.name == "fsync":
+			fsyncs++
+		case c.name == "fcntl" && strings.Contains(c.args, "F_SETFL") && strings.Contains(c.args, ".fastcp-"):
+			if strings.Contains(c.args, "O_DIRECT") {
+				setOn++
+			} else {
+				setOff++
+			}
+			if strings.Contains(c.args, "O_SYNC") || strings.Contains(c.args, "O_DSYNC") {
+				t.Errorf("F_SETFL carries a sync flag: %s", c.args)
+			}
+		case c.name == "fcntl" && strings.Contains(c.args, "F_SETFL") && strings.Contains(c.args, "/src>"):
+			t.Errorf("the source's descriptor changed: %s", c.args)
+		case c.name == "openat" && strings.Contains(c.args, "/proc/self/fd/") && strings.Contains(c.args, "O_DIRECT"):
+			reopen++
+		}
+	}
+	if fdatasyncs != 1 || fsyncs != 1 || setOn != 1 || setOff != 1 || reopen != 1 {
+		t.Errorf("fdatasync of the copy %d, fsync %d, F_SETFL O_DIRECT on %d and off %d, source reopened %d: want 1 each\n%s",
+			fdatasyncs, fsyncs, setOn, setOff, reopen, tr.log)
+	}
+}
