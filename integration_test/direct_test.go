@@ -118,8 +118,10 @@ func TestDirectCopies(t *testing.T) {
 // TestAutoDirectDecision: a large cold source goes direct with --sync=data
 // and --debug says why; the same source cached does not; --nocache takes
 // direct whatever the residency.
+//
+// Not parallel, nor is TestDirectSyncDataLeavesOnlyTheFlush: each needs 600
+// MiB of the 1 GiB ext4 mount.
 func TestAutoDirectDecision(t *testing.T) {
-	t.Parallel()
 	dir := fsDir(t, "ext4")
 	src, dst := join(dir, "src"), join(dir, "dst")
 	writeFile(t, src, randomBytes(300<<20, "auto"), 0o644)
@@ -261,7 +263,6 @@ func TestDirectEIOPartWay(t *testing.T) {
 // destination gets O_DIRECT with F_SETFL and loses it again; the source's
 // own descriptor is never changed (a second one is opened with O_DIRECT).
 func TestDirectSyncDataLeavesOnlyTheFlush(t *testing.T) {
-	t.Parallel()
 	needRoot(t)
 	dir := fsDir(t, "ext4")
 	src, dst := join(dir, "src"), join(dir, "dst")
