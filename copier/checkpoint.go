@@ -20,8 +20,9 @@ import (
 // written before the call started is covered, so the offset recorded is
 // the one reached when it started. At most one runs at a time: one that is
 // due while the last still runs waits for it (so a checkpoint is never more
-// than two intervals old), and the copy's end waits for the last one and
-// records it.
+// than two intervals old). None starts once the whole source is in, and the
+// copy's end waits for the last one only when the destination is flushed
+// anyway (checkpointEnd).
 const (
 	DefaultCheckpointBytes    = 1 << 30
 	DefaultCheckpointInterval = 5 * time.Second
@@ -81,6 +82,12 @@ func (c *copier) checkpointStep(s Strategy, off int64) error {
 	if c.res.Bytes-k.lastBytes < k.every && k.now().Sub(k.lastTime) < k.interval {
 		return nil
 	}
+	if off >= c.srcSt.Size {
+		// The whole source is in: a checkpoint now would only make the
+		// copy's end wait for a flush that nobody asked for (--sync
+		// makes its own).
+		return nil
+	}
 	if k.running {
 		// Due again before the last one finished: wait for it.
 		if err := c.checkpointDone(s, <-k.done); err != nil {
@@ -91,7 +98,15 @@ func (c *copier) checkpointStep(s Strategy, off int64) error {
 	k.lastBytes, k.lastTime = c.res.Bytes, k.now()
 	c.res.Checkpoints++
 	c.res.Stats[Auto].Calls++
-	fd, call, done := c.dst, fdatasync, k.done
+	// The flush gets a descriptor of its own, so that the copy's end need
+	// not wait for it (checkpointEnd) and the number is never another
+	// file's meanwhile.
+	fd, err := retry(c.other(), func() (int, error) { return fcntl(c.dst, unix.F_DUPFD_CLOEXEC, 0) })
+	if err != nil {
+		k.running = false
+		return &Error{Strategy: s, Side: SideWrite, Offset: off, Err: syscallErr("fcntl(F_DUPFD_CLOEXEC)", err), final: true}
+	}
+	call, done := fdatasync, k.done
 	go func() {
 		var err error
 		for {
@@ -99,6 +114,7 @@ func (c *copier) checkpointStep(s Strategy, off int64) error {
 				break
 			}
 		}
+		closeFd(fd)
 		done <- err
 	}()
 	return nil
@@ -120,12 +136,24 @@ func (c *copier) checkpointDone(s Strategy, err error) error {
 	return nil
 }
 
-// checkpointEnd waits for the running fdatasync, if any, at the end of the
-// copy (the descriptor must stay open until it returns) and records it.
+// checkpointEnd ends the checkpoints with the copy: the fdatasync still
+// running, if any, is waited for and recorded when the destination will be
+// flushed anyway (Options.Flush: --sync, --verify), whose flush must not
+// find its error taken already; otherwise it is left to finish on its own
+// (the copy is complete, nobody waits for the device, and a copy without
+// --sync never hears of writeback errors either).
 func (c *copier) checkpointEnd() error {
 	if c.ckpt == nil || !c.ckpt.running {
 		return nil
 	}
-	s := c.res.Strategy
-	return c.checkpointDone(s, <-c.ckpt.done)
+	if !c.opts.Flush {
+		select {
+		case err := <-c.ckpt.done:
+			return c.checkpointDone(c.res.Strategy, err)
+		default:
+			c.ckpt.running = false
+			return nil
+		}
+	}
+	return c.checkpointDone(c.res.Strategy, <-c.ckpt.done)
 }

@@ -154,6 +154,7 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour,
 		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 		Reached:    &reached,
+		Flush:      true, // the end waits for the last checkpoint
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +175,8 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 			t.Errorf("checkpoint %d recorded before an fdatasync covered it (fdatasyncs at %v)", off, rec.synced)
 		}
 	}
-	if last := recorded[len(recorded)-1]; last < n-4<<20 || res.Checkpoint != last {
-		t.Errorf("last checkpoint %d (result %d), want within two intervals of %d", last, res.Checkpoint, n)
+	if last := recorded[len(recorded)-1]; last < n-4<<20 || last >= n || res.Checkpoint != last {
+		t.Errorf("last checkpoint %d (result %d), want within two intervals of %d, and none at the end (the copy's end would wait for it)", last, res.Checkpoint, n)
 	}
 	if reached.Load() != n {
 		t.Errorf("Reached %d, want %d", reached.Load(), n)
@@ -192,6 +193,7 @@ func TestCheckpointsEveryInterval(t *testing.T) {
 	var recorded []int64
 	res, err := Copy(dst, src, Options{
 		Strategy: RW, BufferSize: 512 << 10, // 8 calls
+		Flush:      true,
 		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 		now: func() time.Time {
 			clock = clock.Add(3 * time.Second) // every other call passes 5 s
@@ -216,7 +218,7 @@ func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 	rec.install(t)
 	var recorded []int64
 	_, err := Copy(dst, src, Options{
-		BufferSize: 256 << 10, CheckpointBytes: 1 << 20, Strategy: RW,
+		BufferSize: 256 << 10, CheckpointBytes: 1 << 20, Strategy: RW, Flush: true,
 		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 	})
 	var ce *Error
@@ -233,7 +235,7 @@ func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
 		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 	})
-	res, err := Copy(dst, src, Options{CheckpointBytes: 1 << 20, Checkpoint: func(int64) error { return nil }})
+	res, err := Copy(dst, src, Options{CheckpointBytes: 1 << 20, Flush: true, Checkpoint: func(int64) error { return nil }})
 	if !errors.Is(err, unix.EIO) || len(res.Fallbacks) != 1 {
 		t.Errorf("auto: err %v fallbacks %+v, want EIO and only reflink's refusal", err, res.Fallbacks)
 	}
@@ -265,7 +267,7 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 			rec.install(t)
 			var recorded []int64
 			res, err := Copy(dst, src, Options{
-				Strategy: Direct, Start: int64(start), CheckpointBytes: 4 << 20,
+				Strategy: Direct, Start: int64(start), CheckpointBytes: 4 << 20, Flush: true,
 				Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 			})
 			if err != nil {
@@ -294,4 +296,37 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 	if _, err := Copy(dst, src, Options{Strategy: Direct, Start: 1000}); err == nil {
 		t.Error("a forced direct copy started at an unaligned offset")
 	}
+}
+
+// Without a flush to come (no --sync), the copy's end does not wait for a
+// checkpoint still running: it finishes on a descriptor of its own.
+func TestCopyEndDoesNotWaitForACheckpoint(t *testing.T) {
+	data := randomBytes(t, 4<<20)
+	dst, src := pair(t, data)
+	release := make(chan struct{})
+	started := make(chan int, 8)
+	inject(t, &fdatasync, func(fd int) error {
+		started <- fd
+		<-release
+		return realFdatasync(fd)
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 1 << 20, CheckpointBytes: 3 << 20, Checkpoint: func(int64) error { return nil }})
+		done <- err
+	}()
+	fd := <-started
+	if fd == int(dst.Fd()) {
+		t.Errorf("the checkpoint flushes the copy's own descriptor %d", fd)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the copy waited for its checkpoint's fdatasync")
+	}
+	mustEqual(t, contents(t, dst), data)
+	close(release)
 }

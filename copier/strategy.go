@@ -127,7 +127,9 @@ type Options struct {
 	// copy ends: the copy waits for the device anyway, so Auto picks
 	// Direct for a cold source from DirectMinBytes on; without it only
 	// from the dirty page limit on. Checkpoints (Checkpoint) count as
-	// flushes: they fdatasync the destination every GiB.
+	// flushes: they fdatasync the destination every GiB. With Flush the
+	// copy's end waits for a checkpoint still running, whose error the
+	// final flush could otherwise miss.
 	Flush bool
 	// SourceCached, when set, tells how many bytes of the source are in
 	// the page cache (cachestat(2)); Auto asks it only for a source large

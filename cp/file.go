@@ -319,7 +319,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		DestStat:   dest.Stat,
 		Written:    dest.Written,
 		NoCache:    o.NoCache,
-		Flush:      o.Sync == durability.SyncData || o.Sync == durability.SyncFull || o.Verify,
+		Flush:      o.Sync != durability.SyncNone || o.Verify,
 		SourceCached: func() (int64, error) {
 			return durability.CachedBytes(srcF, before.Size)
 		},
