@@ -619,10 +619,6 @@ func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
 		var w int64
 		w, err = c.directWrite(ch.buf[:ch.n], ch.off)
 		moved += w
-		if err == nil && w > 0 && c.ckpt != nil {
-			// --resume: the destination is complete below here.
-			err = c.checkpointStep(Direct, ch.off+w)
-		}
 		if err != nil {
 			break
 		}
