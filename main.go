@@ -68,7 +68,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 			Size:  opts.BenchSize,
 			Runs:  opts.BenchRuns,
 			JSON:  opts.JSON,
-			Quiet: opts.Quiet,
+			Quiet: opts.Progress == flags.ProgressOff,
 		}, stdout, stderr, out.Prog())
 	}
 

@@ -264,7 +264,9 @@ func parseOptions(args []string, env Env) (*Options, error) {
 			o.NoPreserveMode = false
 		case "progress":
 			o.Progress = ProgressOn
-		case "no-progress":
+		case "no-progress", "quiet":
+			// -q against --progress: the last one given decides the bar
+			// (-q's silence for warnings stays).
 			o.Progress = ProgressOff
 		}
 		return nil
@@ -301,9 +303,6 @@ func rejectShortAsLong(args []string) error {
 }
 
 func (o *Options) check(st *parseState) error {
-	if o.Quiet && o.Progress == ProgressAuto {
-		o.Progress = ProgressOff
-	}
 	// cp's checks, in cp's order.
 	if o.Link && o.Symlink {
 		return usagef("cannot make both hard and symbolic links")
