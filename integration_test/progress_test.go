@@ -1,12 +1,18 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,9 +93,124 @@ func TestProgressLinesIntoAFile(t *testing.T) {
 		t.Fatalf("--progress into a file printed nothing in 1.5 s")
 	}
 	for _, l := range ls {
-		if !strings.HasPrefix(l, "fastcp: progress: 8.0 MiB, ") || !strings.Contains(l, "MiB/s") {
+		if !strings.HasPrefix(l, "fastcp: progress: 8.0 MiB, ") || !strings.Contains(l, " MB/s") {
 			t.Errorf("unexpected progress line %q", l)
 		}
 	}
 	assertFileBytes(t, filepath.Join(dir, "dst"), data)
+}
+
+// openPTY opens a pseudo-terminal cols columns wide: the master, to read
+// what is drawn, and the terminal itself, to give a child as its stderr.
+func openPTY(t *testing.T, cols int) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal("unlockpt:", err)
+	}
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal("ptsname:", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(cols)}); err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// The bar fits the terminal's width: at 60, 80 and 120 columns every
+// redraw is shorter than the line (a full line wraps, and each redraw then
+// leaves a stale line behind), starts with the "copying" word, and is
+// erased at the end. The copy goes into a FIFO whose reader stops half-way
+// for a second, so several redraws show a percentage and a bar.
+func TestProgressBarFitsTheTerminal(t *testing.T) {
+	for _, cols := range []int{60, 80, 120} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			data := randomBytes(8<<20, t.Name())
+			src := filepath.Join(dir, "src")
+			writeFile(t, src, data, 0o644)
+			dst := filepath.Join(dir, strings.Repeat("a-long-file-name-", 5)+"end")
+			if err := unix.Mkfifo(dst, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			read := make(chan []byte, 1)
+			go func() {
+				f, err := os.Open(dst)
+				if err != nil {
+					read <- nil
+					return
+				}
+				defer f.Close()
+				half := make([]byte, 4<<20)
+				_, err = io.ReadFull(f, half)
+				time.Sleep(time.Second)
+				rest, err2 := io.ReadAll(f)
+				if err != nil || err2 != nil {
+					read <- nil
+					return
+				}
+				read <- append(half, rest...)
+			}()
+
+			master, tty := openPTY(t, cols)
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, setup.Bin, src, dst)
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			var stdout bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &stdout, tty
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			tty.Close()
+			drawn := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(master) // EIO once fastcp has closed the terminal
+				drawn <- b
+			}()
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("fastcp on a %d-column terminal: %v", cols, err)
+			}
+			if got := <-read; !bytes.Equal(got, data) {
+				t.Fatalf("the FIFO got %d bytes, want the %d of the source", len(got), len(data))
+			}
+			out := string(<-drawn)
+			if !strings.HasSuffix(out, "\r\x1b[K") {
+				t.Errorf("the bar is not erased at the end: output ends %q", out[max(0, len(out)-40):])
+			}
+			withBar := 0
+			for _, seg := range strings.FieldsFunc(out, func(r rune) bool { return r == '\r' || r == '\n' }) {
+				line := strings.ReplaceAll(seg, "\x1b[K", "")
+				if line == "" {
+					continue
+				}
+				if n := utf8.RuneCountInString(line); n >= cols {
+					t.Errorf("a %d-column redraw on a %d-column terminal: %q", n, cols, line)
+				}
+				if !strings.HasPrefix(line, "copying ") {
+					t.Errorf("a redraw without the copying word: %q", line)
+				}
+				if strings.Contains(line, "% [") {
+					withBar++
+				}
+				if cols >= 80 && strings.Contains(line, "% [") && !strings.Contains(line, " MB/s") {
+					t.Errorf("no rate at %d columns: %q", cols, line)
+				}
+			}
+			if withBar < 3 {
+				t.Errorf("%d redraws with a percentage and a bar in a copy held for a second: %q", withBar, out)
+			}
+		})
+	}
 }
