@@ -79,7 +79,7 @@ complete -c fastcp -l sparse -x -d 'What becomes of holes' -a '
     auto\t"Keep the source\'s holes"
     always\t"Also turn zero blocks into holes"
     never\t"Write every byte"'
-complete -c fastcp -l buffer-size -x -d 'Buffer of the rw loop (K, M, G suffixes)' -a '64K 256K 1M 4M 16M'
+complete -c fastcp -l buffer-size -x -d 'Buffer of the rw loop (K, M, G, T suffixes)' -a '64K 256K 1M 4M 16M'
 complete -c fastcp -s j -l jobs -x -d 'Copy up to N files at once' -a '1 2 4 8'
 
 # Safety

@@ -401,3 +401,31 @@ func TestCpUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// The hint after a bad SIZE names every suffix ParseSize takes: each letter
+// that makes "1X" a size, and the B and iB that may follow one.
+func TestSizeHintNamesEverySuffix(t *testing.T) {
+	_, err := Parse([]string{"--buffer-size=12Q", "a", "b"})
+	var ue *UsageError
+	if !errors.As(err, &ue) || ue.Hint != SizeHint {
+		t.Fatalf("--buffer-size=12Q: %v, want a usage error with SizeHint", err)
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(SizeHint, func(r rune) bool { return r == ' ' || r == ',' || r == '(' || r == ')' || r == ':' || r == '.' }) {
+		words[w] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		letter := string(c)
+		if _, err := ParseSize("1" + letter); err == nil && !words[letter] {
+			t.Errorf("ParseSize takes 1%s, and the hint %q does not name %s", letter, SizeHint, letter)
+		}
+		for _, after := range []string{"B", "iB"} {
+			if _, err := ParseSize("1" + letter + after); err == nil && letter != "B" && !words[after] {
+				t.Errorf("ParseSize takes 1%s%s, and the hint does not name %s", letter, after, after)
+			}
+		}
+		if _, err := ParseSize("1" + strings.ToLower(letter)); err == nil && !strings.Contains(SizeHint, "either case") {
+			t.Errorf("ParseSize takes 1%s, and the hint does not say either case does", strings.ToLower(letter))
+		}
+	}
+}

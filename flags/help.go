@@ -47,7 +47,7 @@ Copying:
       --reflink[=WHEN]         auto (default), always (bare --reflink), never
       --sparse=WHEN            auto (default: keep holes), always (also turn
                                  zero blocks into holes), never
-      --buffer-size=SIZE       buffer of the rw loop (K, M, G suffixes)
+      --buffer-size=SIZE       buffer of the rw loop (K, M, G, T suffixes)
   -j, --jobs=N                 copy up to N files at once (default 1)
 
 Safety:

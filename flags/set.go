@@ -43,7 +43,7 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.Var(newEnum(&o.Reflink, copier.ReflinkNames, "reflink"), "reflink", "share extents: auto, always (bare --reflink), never")
 	fs.Lookup("reflink").NoOptDefVal = "always"
 	fs.Var(newEnum(&o.Sparse, copier.SparseNames, "sparse"), "sparse", "holes: auto (keep them), always (also zero blocks), never")
-	fs.Var(&sizeValue[int]{p: &o.BufferSize, flag: "buffer-size", min: 1, max: maxBufferSize}, "buffer-size", "buffer of the rw loop (K, M, G suffixes)")
+	fs.Var(&sizeValue[int]{p: &o.BufferSize, flag: "buffer-size", min: 1, max: maxBufferSize}, "buffer-size", "buffer of the rw loop (K, M, G, T suffixes)")
 	fs.VarP(&intValue{p: &o.Jobs, flag: "jobs", min: 1, max: 1024}, "jobs", "j", "copy up to N files at once")
 
 	fs.BoolVarP(&o.Force, "force", "f", false, "if an existing destination cannot be opened, remove it and try again")

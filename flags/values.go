@@ -37,6 +37,10 @@ func (e *enumValue[T]) Set(s string) error {
 	return nil
 }
 
+// SizeHint follows a usage error in a SIZE: it names every suffix ParseSize
+// takes.
+const SizeHint = "SIZE is a number of bytes with an optional suffix: K, M, G or T (powers of 1024), in either case, alone or followed by B or iB (1M, 1m, 1MB, 1MiB), or B for bytes."
+
 // sizeValue is a pflag.Value for SIZE arguments: a number of bytes with an
 // optional K, M, G or T suffix (powers of 1024; "KiB" and "k" accepted too).
 type sizeValue[T int | int64] struct {
@@ -59,7 +63,7 @@ func (v *sizeValue[T]) Set(s string) error {
 	if err != nil {
 		return &UsageError{
 			Msg:  fmt.Sprintf("invalid --%s argument %s: %v", v.flag, output.Quote(s), err),
-			Hint: "SIZE is a number of bytes with an optional K, M or G suffix (powers of 1024), e.g. 1M.",
+			Hint: SizeHint,
 		}
 	}
 	*v.p = T(n)
