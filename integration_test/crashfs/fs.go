@@ -52,7 +52,7 @@ type handle struct {
 // Fault makes matching operations fail.
 type Fault struct {
 	// Op is the request: "fsync" (fsync and fdatasync of a file),
-	// "write", "read".
+	// "write", "read", "close" (FUSE's flush, sent by every close(2)).
 	Op string
 	// Name, when set, limits it to files with this base name (at
 	// open time for read and write, at the call for fsync).
@@ -615,12 +615,18 @@ func (fs *FS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	return fuse.OK
 }
 
-// Flush is close(2): nothing becomes durable.
+// Flush is close(2): nothing becomes durable. A fault can make it fail, as
+// NFS and some FUSE filesystems report a write error only at close.
 func (fs *FS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.crashed {
 		return fuse.EIO
+	}
+	if hd, ok := fs.handles[in.Fh]; ok {
+		if e := fs.fault("close", fs.nameOf(hd.ino), 0); e != 0 {
+			return fuse.Status(e)
+		}
 	}
 	return fuse.OK
 }

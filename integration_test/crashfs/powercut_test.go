@@ -719,6 +719,17 @@ func TestCheckpointEIO(t *testing.T) {
 	}
 }
 
+// TestCloseEIO: the close of the temporary file reports a write error (as
+// NFS does): exit 1 naming it, nothing renamed.
+func TestCloseEIO(t *testing.T) {
+	for _, mode := range []string{"none", "data"} {
+		t.Run(mode, func(t *testing.T) {
+			f := &Fault{Op: "close", Name: ".fastcp-dst.000000000000", Times: 1, Errno: syscall.EIO}
+			faultRun(t, mode, f, false, "failed to close", "Input/output error")
+		})
+	}
+}
+
 // TestWriteENOSPC: the disk fills up part-way through the copy.
 func TestWriteENOSPC(t *testing.T) {
 	for _, mode := range []string{"none", "data"} {
