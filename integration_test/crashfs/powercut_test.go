@@ -99,8 +99,12 @@ type run struct {
 
 func fastcp(args ...string) run { return fastcpWith(fastcpBin, args...) }
 
-func fastcpWith(bin string, args ...string) run {
+func fastcpWith(bin string, args ...string) run { return fastcpIn("", bin, args...) }
+
+// fastcpIn runs bin in directory dir ("": here).
+func fastcpIn(dir, bin string, args ...string) run {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -230,13 +234,22 @@ type mode struct {
 	// overOld: the tree is copied over an older copy of it (some files
 	// with other content), which must never go missing.
 	overOld bool
+	// parents: --parents copies sub/deeper/g of the tree (relative, run
+	// in the tree) into the existing directory dst, making dst/sub and
+	// dst/sub/deeper; checked as a tree.
+	parents bool
 }
 
-func (m mode) run(args ...string) run {
+// run runs fastcp in mode m into mnt (again: the run after the reboot).
+func (fx *fixture) run(m mode, mnt string, again bool) run {
+	bin, dir := fastcpBin, ""
 	if m.resume {
-		return fastcpWith(resumeBin, args...)
+		bin = resumeBin
 	}
-	return fastcp(args...)
+	if m.parents {
+		dir = fx.tree
+	}
+	return fastcpIn(dir, bin, fx.args(m, mnt, again)...)
 }
 
 var modes = []mode{
@@ -250,6 +263,7 @@ var modes = []mode{
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
 	{name: "-r -j 4 --sync=data", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true},
+	{name: "--parents --sync=data", flags: []string{"--parents", "--sync=data"}, tree: true, parents: true, durable: true},
 	{name: "-a --sync=data over an older copy", flags: []string{"-a", "--sync=data"}, tree: true, durable: true, overOld: true},
 	// The rw loop checkpoints between its calls; sendfile moves a file
 	// of a few MiB in one call, with no checkpoint inside.
@@ -325,6 +339,9 @@ func (fx *fixture) args(m mode, mnt string, again bool) []string {
 			args = append(args, "--debug") // says where it resumed
 		}
 	}
+	if m.parents {
+		return append(args, "sub/deeper/g", filepath.Join(mnt, "dst"))
+	}
 	if m.tree {
 		return append(args, "-T", fx.tree, filepath.Join(mnt, "dst"))
 	}
@@ -337,6 +354,9 @@ func (fx *fixture) start(fs *FS, m mode) {
 	fs.Reset(nil)
 	if !m.fresh && !m.tree {
 		fs.Setup("dst", fx.oldData, 0o644)
+	}
+	if m.parents {
+		fs.Setup("dst/keep", nil, 0o644)
 	}
 	if m.overOld {
 		for p, data := range fx.oldTree {
@@ -398,6 +418,15 @@ func (fx *fixture) checkFile(m mode, im *Image, exitedOK bool) string {
 	return "DEST is " + fx.describe(e.Data)
 }
 
+// wanted is the tree m copies, by path below dst.
+func (fx *fixture) wanted(m mode) map[string]Entry {
+	if !m.parents {
+		return fx.want
+	}
+	return map[string]Entry{"keep": {Mode: syscall.S_IFREG}, "sub": fx.want["sub"],
+		"sub/deeper": fx.want["sub/deeper"], "sub/deeper/g": fx.want["sub/deeper/g"]}
+}
+
 // checkTree checks the copied tree in one crash image. Temporary files are
 // left to the caller.
 func (fx *fixture) checkTree(m mode, im *Image, exitedOK bool) []string {
@@ -414,7 +443,7 @@ func (fx *fixture) checkTree(m mode, im *Image, exitedOK bool) []string {
 		if strings.HasPrefix(filepath.Base(rel), ".fastcp-") {
 			continue
 		}
-		want, ok := fx.want[rel]
+		want, ok := fx.wanted(m)[rel]
 		e, _ := im.Stat(p)
 		old, hadOld := fx.oldTree[rel]
 		switch {
@@ -437,7 +466,7 @@ func (fx *fixture) checkTree(m mode, im *Image, exitedOK bool) []string {
 		if _, ok := im.Stat("dst"); !ok {
 			bad = append(bad, "fastcp exited 0, and the new directory dst is missing")
 		}
-		for _, rel := range slices.Sorted(mapsKeys(fx.want)) {
+		for _, rel := range slices.Sorted(mapsKeys(fx.wanted(m))) {
 			if !seen[rel] {
 				bad = append(bad, fmt.Sprintf("fastcp exited 0, and dst/%s is missing", rel))
 			}
@@ -475,7 +504,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	fx.start(fs, m)
 	mount(t, fs, mnt)
 	fs.Arm(k)
-	r := m.run(fx.args(m, mnt, false)...)
+	r := fx.run(m, mnt, false)
 	fs.CrashNow() // the power cut after the run (a no-op when it crashed)
 	_, trace := fs.Ops()
 	sn := fs.Snapshot()
@@ -515,7 +544,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	fs.Reset(im)
 	mount(t, fs, mnt)
 	defer unmount(t, fs)
-	r = m.run(fx.args(m, mnt, true)...)
+	r = fx.run(m, mnt, true)
 	if r.exit != 0 {
 		return append(bad, fmt.Sprintf("the run after the reboot [%s] exited %d: %s", im, r.exit, r.out))
 	}
@@ -568,7 +597,7 @@ func TestPowerCut(t *testing.T) {
 			fx.start(fs, m)
 			mount(t, fs, mnt)
 			fs.Arm(-1)
-			r := m.run(fx.args(m, mnt, false)...)
+			r := fx.run(m, mnt, false)
 			n, trace := fs.Ops()
 			unmount(t, fs)
 			if r.exit != 0 {
@@ -624,7 +653,7 @@ func TestPowerCutRegressions(t *testing.T) {
 		fx.start(fs, m)
 		mount(t, fs, mnt)
 		fs.Arm(-1)
-		m.run(fx.args(m, mnt, false)...)
+		fx.run(m, mnt, false)
 		_, trace := fs.Ops()
 		unmount(t, fs)
 		k := slices.Index(trace, c.after)
