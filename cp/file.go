@@ -26,6 +26,9 @@ type existing struct {
 	fi     os.FileInfo // nil: DEST does not exist
 	path   string      // where to write: DEST, or the file a symlink DEST points to
 	backup string      // the name DEST's backup gets (-b), "" for none
+	// kept: DEST is newer and -u keeps it (for --preserve=links, the
+	// copy of its source inode is then DEST as it is).
+	kept bool
 }
 
 // checkDest applies cp's rules to DEST before anything is opened for
@@ -33,6 +36,12 @@ type existing struct {
 // (copying data) or replaced (copying a link or a special file). It
 // returns ok=false when the entry is done (skipped or failed).
 func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, through bool) (existing, bool) {
+	return a.checkDestUpdate(r, src, sfi, dst, through, a.opts.Update)
+}
+
+// checkDestUpdate is checkDest with -u given or not: a further name of an
+// inode already copied is linked whatever -u says, as with cp.
+func (a *app) checkDestUpdate(r *record, src string, sfi os.FileInfo, dst string, through, update bool) (existing, bool) {
 	o := a.opts
 	e := existing{path: dst}
 	// With --remove-destination or a backup, cp removes (or renames)
@@ -100,7 +109,8 @@ func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, thro
 	if o.NoClobber {
 		return e, false
 	}
-	if o.Update && !sfi.ModTime().After(e.fi.ModTime()) {
+	if update && !sfi.ModTime().After(e.fi.ModTime()) {
+		e.kept = true
 		return e, false
 	}
 	if o.NoneFail {
@@ -143,7 +153,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	o := a.opts
 	ex, ok := a.checkDest(r, src, sfi, dst, true)
 	if !ok {
-		return false
+		return ex.kept
 	}
 	if o.Resume && o.Recursive && completeCopy(sfi, ex.fi, o.Preserve.Timestamps) {
 		// Copied by the interrupted run that --resume continues.
@@ -579,7 +589,10 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first), errText(err)))
 		return
 	}
-	ex, ok := a.checkDest(r, first, sfi, dst, false)
+	if dfi, err := os.Lstat(dst); err == nil && os.SameFile(dfi, sfi) {
+		return // DEST already is that link (cp -a a a, or a linked tree)
+	}
+	ex, ok := a.checkDestUpdate(r, first, sfi, dst, false, false)
 	if !ok {
 		return
 	}

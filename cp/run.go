@@ -49,6 +49,7 @@ type app struct {
 	linksMu sync.Mutex
 	links   map[devIno]*linkFirst // -a: the first copy of each multiply-linked inode
 	dirs    []dirDone             // directories whose attributes are set at the end
+	tops    map[topCopy]bool      // the command-line SOURCEs copied, and where
 }
 
 // Run copies as opts say, printing to out and reading -i's answers from

@@ -149,7 +149,33 @@ func (a *app) copyTop(src, dst string) {
 			return
 		}
 	}
+	// cp: a SOURCE named twice for one DEST is copied once, with a warning.
+	key := topCopy{idOf(fi), filepath.Clean(dst)}
+	if a.tops[key] {
+		what := "file"
+		if fi.IsDir() {
+			if !a.opts.Recursive {
+				a.copyEntry(src, fi, dst, nil) // omitting directory, again
+				return
+			}
+			what = "directory"
+		}
+		r := a.seq.open()
+		r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(src)))
+		a.seq.close(r)
+		return
+	}
+	if a.tops == nil {
+		a.tops = make(map[topCopy]bool)
+	}
+	a.tops[key] = true
 	a.copyEntry(src, fi, dst, nil)
+}
+
+// topCopy is a command-line SOURCE (by inode) and the DEST it goes to.
+type topCopy struct {
+	src devIno
+	dst string
 }
 
 // intoItself refuses to copy a directory into itself or a descendant: it
@@ -219,6 +245,9 @@ type linkFirst struct {
 // scheduleFile copies a regular file, or with -a makes a further link to
 // the copy of an inode already copied in this run, as cp -a does.
 func (a *app) scheduleFile(src string, fi os.FileInfo, dst string, top bool) {
+	// The first copy of an inode counts as made when -u kept the DEST
+	// that is already there: the later names are linked to it, as cp
+	// does (replacing whatever they were, newer or not).
 	// Besides files with several links, a file reached through symbolic
 	// links that are followed (-L; -H on the command line) may be met
 	// twice, as cp remembers.

@@ -534,3 +534,61 @@ func TestCpCompatLinkPreserve(t *testing.T) {
 		})
 	}
 }
+
+// ccParentPermTree is parent-perm.sh's after its first cp -p --parents,
+// with the permissions of the copied parents changed since.
+func ccParentPermTree() []ccEntry {
+	return []ccEntry{
+		ccDir("a", 0o755), ccDir("a/b", 0o750), ccDir("a/b/c", 0o755), ccDir("a/b/d", 0o700),
+		ccFile("a/b/c/foo", "", 0o644), ccFile("a/b/d/foo", "", 0o644),
+		ccDir("e", 0o755), ccDir("e/a", 0o705), ccDir("e/a/b", 0o705), ccDir("e/a/b/c", 0o755), ccFile("e/a/b/c/foo", "", 0o644),
+	}
+}
+
+// ccPreserveLinkTree is preserve-link.sh's: five names of one inode in
+// s, and in t/s one of them (first), a second name linked to it, an
+// older and a newer separate file.
+func ccPreserveLinkTree(first string) []ccEntry {
+	return []ccEntry{
+		ccDir("s", 0o755), ccFile("s/f", "", 0o644), ccHard("s/linkm", "s/f"), ccHard("s/linke", "s/f"),
+		ccHard("s/fileo", "s/f"), ccHard("s/fileu", "s/f"),
+		ccDir("t", 0o755), ccDir("t/s", 0o755), ccFile("t/s/"+first, "", 0o644), ccHard("t/s/linke", "t/s/"+first),
+		ccFile("t/s/fileo", "", 0o644).at(1_000_000_000, 0), ccFile("t/s/fileu", "", 0o644).at(4_000_000_000, 0),
+	}
+}
+
+// TestCpCompatParents911: parent-perm.sh, preserve-link.sh,
+// link-symlink.sh and duplicate-sources.sh.
+func TestCpCompatParents911(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	sameAll := func(t *testing.T, w string) {
+		for _, n := range []string{"linkm", "linke", "fileo", "fileu"} {
+			ccSameInode(t, w, "t/s/f", "t/s/"+n, true)
+		}
+	}
+	for _, sc := range []ccScenario{
+		{name: "p-parents-existing-parents-get-modes", args: ccArgs("-p", "--parent", "a/b/d/foo", "e"), fixture: ccParentPermTree(),
+			check: func(t *testing.T, w string) {
+				ccPerm(t, w, "e/a", 0o755)
+				ccPerm(t, w, "e/a/b", 0o750)
+				ccPerm(t, w, "e/a/b/d", 0o700)
+			}},
+		{name: "parents-existing-parents-kept", args: ccArgs("--parents", "a/b/d/foo", "e"), fixture: ccParentPermTree(),
+			check: func(t *testing.T, w string) { ccPerm(t, w, "e/a", 0o705); ccPerm(t, w, "e/a/b/d", 0o700) }},
+		{name: "au-hard-links-first-f", args: ccArgs("-au", "s", "t"), fixture: ccPreserveLinkTree("f"), check: sameAll},
+		{name: "au-hard-links-first-linkm", args: ccArgs("-au", "s", "t"), fixture: ccPreserveLinkTree("linkm"), check: sameAll},
+		{name: "al-symlink-keeps-time", args: ccArgs("-al", "la", "la.cp"),
+			check: func(t *testing.T, w string) { ccMtimeOf(t, w, "la.cp", ccStd("la")) }},
+		{name: "duplicate-sources", args: ccArgs("-a", "d", "d", "a", "a", "D")},
+		{name: "duplicate-sources-other-names", args: ccArgs("-aH", "d", "ld", "a", "la", "D")},
+		{name: "duplicate-sources-plain-verbose", args: ccArgs("-v", "a", "b", "a", "D"), ordered: true},
+		{name: "duplicate-sources-r", args: ccArgs("-r", "d/sub", "d/sub", "D"), exist: []string{"D/sub/f2"}},
+		{name: "duplicate-dir-without-r", args: ccArgs("d", "d", "D"), code: 1},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenario(t, sc, t.TempDir(), setup.Bin)
+		})
+	}
+}
