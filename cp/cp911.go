@@ -329,9 +329,19 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 		r.fail(fmt.Sprintf("failed to get attributes of %s: %s", quote(srcDir), errText(unwrapPath(err))))
 		return false
 	}
-	dfi, err := os.Stat(dstDir)
+	// In the directory above, which the previous step made or found:
+	// fstatat (following, as cp's stat: a symlink to a directory in DEST
+	// will do) and mkdirat.
+	pfd, base, err := dirOf(dstDir)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(unwrapPath(err))))
+		return false
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	err = unix.Fstatat(pfd, base, &st, 0)
 	switch {
-	case err == nil && dfi.IsDir():
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		if a.opts.Preserve.Any() {
 			a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi})
 		}
@@ -339,12 +349,12 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 	case err == nil:
 		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
 		return false
-	case !errors.Is(err, os.ErrNotExist):
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(unwrapPath(err))))
+	case err != unix.ENOENT:
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
 		return false
 	}
-	if err := os.Mkdir(dstDir, 0o700); err != nil {
-		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(unwrapPath(err))))
+	if err := unix.Mkdirat(pfd, base, 0o700); err != nil {
+		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
 		return false
 	}
 	a.leftovers.created(dstDir)

@@ -219,7 +219,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	if o.AttributesOnly && dfi != nil && dfi.Mode().IsRegular() && !replaced {
 		// cp --attributes-only opens DEST without truncating it: its data
 		// stay, it gets the attributes asked for.
-		return a.attributesOnly(r, srcF, sfi, dst)
+		return a.attributesOnly(r, srcF, sfi, ex.path, dst)
 	}
 	if dfi != nil && dfi.Mode().IsRegular() && !inPlace && !replaced {
 		// cp opens an existing DEST for writing: without write permission
@@ -804,13 +804,24 @@ func noData(dst, src *os.File, o copier.Options) (copier.Result, error) {
 // attributesOnly gives an existing regular DEST the attributes asked for
 // and leaves its data (--attributes-only): cp opens it without O_TRUNC and
 // writes nothing.
-func (a *app) attributesOnly(r *record, srcF *os.File, sfi os.FileInfo, dst string) bool {
-	fd, err := unix.Open(dst, unix.O_WRONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		r.fail(fmt.Sprintf("cannot open %s for writing: %s", quote(dst), errText(err)))
-		return false
+func (a *app) attributesOnly(r *record, srcF *os.File, sfi os.FileInfo, path, dst string) bool {
+	// path is DEST, or the file a symlink DEST leads to: opened in its
+	// directory without following a link that replaced it since.
+	dfd, base, err := dirOf(path)
+	if err == nil {
+		defer unix.Close(dfd)
+		var fd int
+		fd, err = unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			defer unix.Close(fd)
+			return a.attributesOnlyFd(r, srcF, sfi, fd, dst)
+		}
 	}
-	defer unix.Close(fd)
+	r.fail(fmt.Sprintf("cannot open %s for writing: %s", quote(dst), errText(unwrapPath(err))))
+	return false
+}
+
+func (a *app) attributesOnlyFd(r *record, srcF *os.File, sfi os.FileInfo, fd int, dst string) bool {
 	if a.opts.Preserve.Any() {
 		if err := a.preserve(target{fd: fd, path: dst}, rawStat(sfi), int(srcF.Fd()), "", dst); err != nil {
 			r.fail(err.Error())

@@ -219,6 +219,12 @@ var ccScenarios911 = []ccScenario{
 		}},
 	{name: "ao-archive-hard-linked-dest", args: ccArgs("-a", "--attributes-only", "a", "H/x"),
 		check: func(t *testing.T, w string) { ccSameInode(t, w, "H/x", "H/y", true); ccContent(t, w, "H/y", "old\n") }},
+	{name: "ao-through-symlink-dest", args: ccArgs("-p", "--attributes-only", "a", "lb"),
+		check: func(t *testing.T, w string) {
+			ccLinkTo(t, w, "lb", "b")
+			ccContent(t, w, "b", string(randomBytes(100<<10, "cpcompat-b")))
+			ccPerm(t, w, "b", 0o644)
+		}},
 	{name: "ao-symlink-over-file", args: ccArgs("-a", "--attributes-only", "la", "b"), code: 1,
 		check: func(t *testing.T, w string) { ccType(t, w, "b", unix.S_IFREG) }},
 	{name: "ao-remove-destination-symlink", args: ccArgs("-a", "--remove-destination", "--attributes-only", "la", "b"),
