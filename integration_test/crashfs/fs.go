@@ -165,6 +165,22 @@ func (fs *FS) Now() *Image {
 	return sn.Image(sn.MetaOps(), DataAll)
 }
 
+// Crash is the power cut and the reboot: it cuts the power now (unless the
+// armed crash point already did), unmounts, replaces the filesystem with
+// the image reboot picks from the state at the cut (the volatile state
+// gone) and mounts that at the same place again. It returns the state at
+// the cut, from which every other image the cut may leave can be checked.
+func (fs *FS) Crash(reboot func(*Snapshot) *Image) (*Snapshot, error) {
+	fs.CrashNow()
+	sn := fs.Snapshot()
+	dir := fs.dir
+	if err := fs.Unmount(); err != nil {
+		return sn, err
+	}
+	fs.Reset(reboot(sn))
+	return sn, fs.Mount(dir)
+}
+
 // Reset replaces the whole filesystem with im, fully durable: the reboot
 // after a crash. It must not be mounted. im nil gives an empty filesystem.
 func (fs *FS) Reset(im *Image) {

@@ -47,9 +47,9 @@
 // create, a rename, an fsync...) is one operation. Arm(k) makes the k+1-th
 // one the crash: it is refused, the process that sent it is killed with
 // SIGKILL before it can run another instruction, and every later request
-// fails with EIO. Snapshot then captures the state at the crash, and Reset
-// with one of its images plays the reboot: volatile state gone, the
-// filesystem mounted again.
+// fails with EIO. Crash then plays the reboot: it keeps the state at the
+// crash (a Snapshot, whose Images are every state the disk may hold) and
+// mounts the filesystem again holding one of them, the volatile state gone.
 package crashfs
 
 import (

@@ -505,10 +505,16 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	mount(t, fs, mnt)
 	fs.Arm(k)
 	r := fx.run(m, mnt, false)
-	fs.CrashNow() // the power cut after the run (a no-op when it crashed)
 	_, trace := fs.Ops()
-	sn := fs.Snapshot()
-	unmount(t, fs)
+	// The cut (after the run if it did not crash) and the reboot: every
+	// directory change kept, the data as one of the policies.
+	policy := DataPolicies[k%len(DataPolicies)]
+	reboot := func(sn *Snapshot) *Image { return sn.Image(sn.MetaOps(), policy) }
+	sn, err := fs.Crash(reboot)
+	if err != nil {
+		t.Fatalf("crash: %v", err)
+	}
+	defer unmount(t, fs)
 	where := fmt.Sprintf("%s, crash after operation %d", m.name, k)
 	if k > 0 && k <= len(trace) {
 		where += " (" + trace[k-1] + ")"
@@ -530,20 +536,17 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 			}
 		}
 		if m.tree {
-			problems = fx.checkTree(m, im, exitedOK)
+			problems = append(problems, fx.checkTree(m, im, exitedOK)...)
 		} else if p := fx.checkFile(m, im, exitedOK); p != "" {
-			problems = []string{p}
+			problems = append(problems, p)
 		}
 		for _, p := range problems {
 			bad = append(bad, fmt.Sprintf("%s [%s; %s]", p, im, sn.Pending()))
 		}
 	}
-	// The reboot: every directory change kept, data as one of the policies.
-	im := sn.Image(sn.MetaOps(), DataPolicies[k%len(DataPolicies)])
+	// The next run, on the filesystem rebooted into one image.
+	im := reboot(sn)
 	left := temps(im)
-	fs.Reset(im)
-	mount(t, fs, mnt)
-	defer unmount(t, fs)
 	r = fx.run(m, mnt, true)
 	if r.exit != 0 {
 		return append(bad, fmt.Sprintf("the run after the reboot [%s] exited %d: %s", im, r.exit, r.out))
