@@ -60,6 +60,7 @@ func (a *app) checkDestUpdate(r *record, src string, sfi os.FileInfo, dst string
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(filepath.Dir(dst), target)
 				}
+				// A new file, as for cp: -n and -i do not hold it back.
 				e.fi, e.path = nil, target
 				return e, true
 			}

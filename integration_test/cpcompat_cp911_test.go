@@ -358,6 +358,9 @@ var ccScenarios911 = []ccScenario{
 	// POSIXLY_CORRECT (thru-dangling.sh).
 	{name: "posix-dangling-written-through", args: ccArgs("a", "lnope"), env: []string{"POSIXLY_CORRECT=1"},
 		check: func(t *testing.T, w string) { ccLinkTo(t, w, "lnope", "nope"); ccContent(t, w, "nope", "alpha\n") }},
+	{name: "posix-dangling-n-written-through", args: ccArgs("-n", "a", "lnope"), env: []string{"POSIXLY_CORRECT=1"}, exist: []string{"nope"}},
+	{name: "posix-dangling-i-yes", args: ccArgs("-i", "a", "lnope"), stdin: "y\n", env: []string{"POSIXLY_CORRECT=1"}, exist: []string{"nope"}},
+	{name: "posix-dangling-i-not-asked", args: ccArgs("-i", "a", "lnope"), stdin: "n\n", env: []string{"POSIXLY_CORRECT=1"}, exist: []string{"nope"}},
 	{name: "posix-dangling-force", args: ccArgs("-f", "a", "lnope"), env: []string{"POSIXLY_CORRECT="}, exist: []string{"nope"}},
 	{name: "dangling-force-refused", args: ccArgs("-f", "a", "lnope"), code: 1, absent: []string{"nope"}},
 	{name: "posix-options-end-at-operand", args: ccArgs("a", "x", "-v"), env: []string{"POSIXLY_CORRECT=1"}, code: 1, absent: []string{"x"}},
