@@ -821,3 +821,32 @@ func TestCheckerCatchesUnsafeCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashPoint checks the crash point itself on a shell writing a file
+// in three operations (create, write, write): armed after the second, the
+// shell is killed at the third, which never happens, and the reboot keeps
+// what the chosen image holds.
+func TestCrashPoint(t *testing.T) {
+	fs, mnt := mounted(t)
+	mount(t, fs, mnt)
+	fs.Arm(2)
+	cmd := exec.Command("sh", "-c", `printf a > "$1/f"; printf b >> "$1/f"; echo survived`, "sh", mnt)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the writer was not killed at the crash point: %v %q", err, out)
+	}
+	if n, trace := fs.Ops(); n != 2 || !fs.Crashed() {
+		t.Fatalf("%d operations before the cut (%v), crashed %v", n, trace, fs.Crashed())
+	}
+	sn, err := fs.Crash(func(sn *Snapshot) *Image { return sn.Image(sn.MetaOps(), DataAll) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(mnt, "f")); err != nil || string(got) != "a" {
+		t.Errorf("after the reboot f = %q, %v; want the one write before the cut", got, err)
+	}
+	if _, ok := sn.Image(0, DataAll).Stat("f"); ok {
+		t.Error("f survives in the image that keeps no directory change")
+	}
+}
