@@ -850,3 +850,35 @@ func TestZshFishCompletionsParse(t *testing.T) {
 		}
 	}
 }
+
+// make test uses -race only where it can: without a C compiler it says why
+// and runs the unit tests without it (as make check always does); under
+// CI=true a missing race detector fails instead.
+func TestMakeTestRaceChoice(t *testing.T) {
+	root := distRoot(t)
+	dry := func(env []string, target string) string {
+		t.Helper()
+		cmd := exec.Command(distNeedTool(t, "make"), "-n", "-C", root, target)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n %s: %v\n%s", target, err, out)
+		}
+		return string(out)
+	}
+	noCC := distMakeEnv("CC=no-such-cc", "CI=")
+	if out := dry(noCC, "test"); !strings.Contains(out, "why='no C compiler (no-such-cc) for cgo'") {
+		t.Errorf("make test without a C compiler does not say so:\n%s", out)
+	}
+	if out := dry(distMakeEnv("CI="), "check"); !strings.Contains(out, "why='RACE=off'") {
+		t.Errorf("make check does not leave -race out:\n%s", out)
+	}
+	if out := dry(distMakeEnv("CC=no-such-cc", "CI=true"), "test"); !strings.Contains(out, `elif [ "on" = on ]`) {
+		t.Errorf("under CI=true make test does not insist on -race:\n%s", out)
+	}
+	if _, err := exec.LookPath("gcc"); err == nil {
+		if out := dry(distMakeEnv("CC=gcc", "CI="), "test"); !strings.Contains(out, "why=''") {
+			t.Errorf("with gcc make test does not use -race:\n%s", out)
+		}
+	}
+}
