@@ -91,3 +91,22 @@ func TestSELinuxOptions(t *testing.T) {
 		t.Errorf("--context=CTX: %d, %q", code, stderr)
 	}
 }
+
+// On a system with SELinux, fastcp does not pretend: -Z warns that no
+// context is set, --preserve=context fails saying why.
+func TestSELinuxEnabled(t *testing.T) {
+	saved := selinuxEnabled
+	selinuxEnabled = func() bool { return true }
+	defer func() { selinuxEnabled = saved }()
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(src, []byte("a"), 0o644)
+	code, _, stderr := runFastcp(t, "--preserve=context", src, dst)
+	if code != 1 || stderr != "fastcp: cannot preserve security context: fastcp does not copy SELinux contexts\n" {
+		t.Errorf("--preserve=context: %d, %q", code, stderr)
+	}
+	code, _, stderr = runFastcp(t, "-Z", src, dst)
+	if code != 0 || stderr != "fastcp: warning: ignoring --context: fastcp does not set SELinux contexts\n" {
+		t.Errorf("-Z: %d, %q", code, stderr)
+	}
+}
