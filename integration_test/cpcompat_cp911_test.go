@@ -601,3 +601,39 @@ func TestCpCompatParents911(t *testing.T) {
 		})
 	}
 }
+
+// ccPreserveModeTree is preserve-mode.sh's.
+func ccPreserveModeTree() []ccEntry {
+	return []ccEntry{
+		ccFile("a", "", 0o644), ccFile("b", "", 0o600), ccFile("c", "", 0o600), ccFile("a6", "", 0o600), ccFile("a660", "", 0o660),
+		ccDir("d2", 0o705), ccFIFO("fifo", 0o644),
+		ccDir("nd", 0o755), ccLink("nd/a", "../a"),
+	}
+}
+
+// TestCpCompatPreserveMode: preserve-mode.sh, no-deref-link2.sh and
+// no-deref-link3.sh.
+func TestCpCompatPreserveMode(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	perm := func(p string, want uint32) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) { ccPerm(t, w, p, want) }
+	}
+	for _, sc := range []ccScenario{
+		{name: "no-preserve-mode-new-file", args: ccArgs("--no-preserve=mode", "b", "x"), check: perm("x", 0o644)},
+		{name: "no-preserve-mode-existing-dest", args: ccArgs("--no-preserve=mode", "a", "c"), check: perm("c", 0o600)},
+		{name: "no-preserve-mode-dir", args: ccArgs("--no-preserve=mode", "-r", "d2", "d3"), check: perm("d3", 0o755)},
+		{name: "no-preserve-mode-then-preserve-all", args: ccArgs("--no-preserve=mode", "--preserve=all", "a6", "x"), check: perm("x", 0o600)},
+		{name: "a-no-preserve-mode-fifo", args: ccArgs("-a", "--no-preserve=mode", "fifo", "fifo_copy"), check: perm("fifo_copy", 0o644)},
+		{name: "preserve-ownership-keeps-default-mode", args: ccArgs("--preserve=ownership", "a660", "x"), check: perm("x", 0o640)},
+		{name: "d-onto-symlink-to-source-in-dir", args: ccArgs("-d", "a", "nd"), code: 1,
+			check: func(t *testing.T, w string) { ccLinkTo(t, w, "nd/a", "../a") }},
+		{name: "d-onto-symlink-to-source", args: ccArgs("-d", "a", "nd/a"), code: 1},
+	} {
+		sc.fixture = ccPreserveModeTree()
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenario(t, sc, t.TempDir(), setup.Bin)
+		})
+	}
+}
