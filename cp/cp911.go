@@ -141,7 +141,7 @@ func (a *app) backupIsSource(sfi os.FileInfo, dst string) bool {
 // DEST replaces it: a hard link, so that DEST never disappears (cp renames
 // DEST away and creates a new one); where the filesystem has no hard
 // links, a rename. undo takes the backup back if the new DEST then fails.
-func makeBackup(dst, backup string) (undo func(), err error) {
+func (a *app) makeBackup(r *record, dst, backup string) (undo func(), err error) {
 	dfd, base, err := dirOf(dst)
 	if err != nil {
 		return nil, err
@@ -155,14 +155,11 @@ func makeBackup(dst, backup string) (undo func(), err error) {
 	err = unix.Linkat(dfd, base, bfd, bbase, 0)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
-		// link under a temporary name, then rename over it.
-		tmp := ".fastcp-backup." + bbase
-		unix.Unlinkat(bfd, tmp, 0)
-		if err = unix.Linkat(dfd, base, bfd, tmp, 0); err == nil {
-			if err = unix.Renameat(bfd, tmp, bfd, bbase); err != nil {
-				unix.Unlinkat(bfd, tmp, 0)
-			}
-		}
+		// a link under a temporary name renamed over it.
+		err = a.replaceEntry(r, backup, func(tmp string) error {
+			return unix.Linkat(dfd, base, unix.AT_FDCWD, tmp, 0)
+		})
+		err = unwrapPath(err)
 	}
 	switch {
 	case err == nil:
@@ -178,11 +175,11 @@ func makeBackup(dst, backup string) (undo func(), err error) {
 
 // backupStep makes DEST's backup if one is due (backup != ""), failing
 // the entry as cp words it.
-func backupStep(r *record, dst, backup string) (undo func(), ok bool) {
+func (a *app) backupStep(r *record, dst, backup string) (undo func(), ok bool) {
 	if backup == "" {
 		return func() {}, true
 	}
-	undo, err := makeBackup(dst, backup)
+	undo, err := a.makeBackup(r, dst, backup)
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot backup %s: %s", quote(dst), errText(err)))
 		return nil, false
@@ -243,7 +240,7 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 	if follow {
 		linkFlags = unix.AT_SYMLINK_FOLLOW
 	}
-	make := func(dfd int, name string) error {
+	makeLink := func(dfd int, name string) error {
 		if o.Symlink {
 			return unix.Symlinkat(src, dfd, name)
 		}
@@ -260,28 +257,27 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 	defer unix.Close(dfd)
 	if ex.fi == nil || !(a.unlinksFirst(sfi, ex.fi) || backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
-		if err := make(dfd, base); err != nil {
+		if err := makeLink(dfd, base); err != nil {
 			fail(err)
 			return
 		}
 		a.madeEntry(dst)
 		return
 	}
-	undo, ok := backupStep(r, dst, backup)
+	undo, ok := a.backupStep(r, dst, backup)
 	if !ok {
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	tmp := ".fastcp-link." + base
-	unix.Unlinkat(dfd, tmp, 0)
-	if err = make(dfd, tmp); err == nil {
-		if err = unix.Renameat(dfd, tmp, dfd, base); err != nil {
-			unix.Unlinkat(dfd, tmp, 0)
+	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
+		if o.Symlink {
+			return unix.Symlink(src, tmp)
 		}
-	}
+		return unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, tmp, linkFlags)
+	})
 	if err != nil {
 		undo()
-		fail(err)
+		fail(unwrapPath(err))
 		return
 	}
 	a.madeEntry(dst)

@@ -44,7 +44,8 @@ func TestMakeBackup(t *testing.T) {
 	dst, bak := filepath.Join(dir, "d"), filepath.Join(dir, "d~")
 	os.WriteFile(dst, []byte("old"), 0o640)
 	os.WriteFile(bak, []byte("older"), 0o600)
-	undo, err := makeBackup(dst, bak)
+	ap := &app{opts: &flags.Options{}}
+	undo, err := ap.makeBackup(&record{}, dst, bak)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestMakeBackup(t *testing.T) {
 	if a.Ino != b.Ino {
 		t.Errorf("the backup is not the old DEST's inode")
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".fastcp-backup*")); len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(dir, ".fastcp*")); len(m) != 0 {
 		t.Errorf("temporary backup names left: %v", m)
 	}
 	undo()

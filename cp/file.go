@@ -356,7 +356,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			// Honest: the bytes are copied, the flush is what takes time now.
 			a.progress.Describe("flushing " + quote(dst))
 		}
-		undo, ok := backupStep(r, dst, ex.backup)
+		undo, ok := a.backupStep(r, dst, ex.backup)
 		if !ok {
 			dest.Abort()
 			return false
@@ -522,7 +522,7 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(copyingLine(src, dst, ex.backup))
 	}
-	undo, ok := backupStep(r, dst, ex.backup)
+	undo, ok := a.backupStep(r, dst, ex.backup)
 	if !ok {
 		return
 	}
@@ -553,7 +553,7 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(copyingLine(src, dst, ex.backup))
 	}
-	undo, ok := backupStep(r, dst, ex.backup)
+	undo, ok := a.backupStep(r, dst, ex.backup)
 	if !ok {
 		return
 	}
@@ -600,7 +600,7 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 	if a.opts.Verbose || a.opts.Debug {
 		r.out(copyingLine(src, dst, ex.backup))
 	}
-	undo, ok := backupStep(r, dst, ex.backup)
+	undo, ok := a.backupStep(r, dst, ex.backup)
 	if !ok {
 		return
 	}
