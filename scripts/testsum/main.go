@@ -100,9 +100,9 @@ func (s *summary) run(argv []string) bool {
 		for sc.Scan() {
 			var e event
 			if line := sc.Bytes(); len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
-				// Not an event (go's own messages): pass it on.
-				fmt.Fprintf(s.w, "%s\n", sc.Text())
-				continue
+				// Not an event (go's own messages): passed on, in order,
+				// by the loop below, which alone writes.
+				e = event{Action: "raw", Output: sc.Text() + "\n"}
 			}
 			events <- e
 		}
@@ -144,7 +144,7 @@ func (s *summary) pkg(name string) *pkg {
 
 func (s *summary) event(e event) {
 	switch e.Action {
-	case "build-output":
+	case "raw", "build-output":
 		fmt.Fprint(s.w, e.Output)
 		return
 	case "build-fail":
