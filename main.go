@@ -54,7 +54,8 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return 0
 	}
 	out.SetQuiet(opts.Quiet)
-	stop := handleSignals(out)
+	session := durability.NewSession()
+	stop := handleSignals(out, session)
 	defer stop()
 
 	if opts.Benchmark {
@@ -63,12 +64,13 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 			dir = opts.Operands[0]
 		}
 		return benchmark.Run(benchmark.Config{
-			Dir:   dir,
-			From:  opts.BenchFrom,
-			Size:  opts.BenchSize,
-			Runs:  opts.BenchRuns,
-			JSON:  opts.JSON,
-			Quiet: opts.Progress == flags.ProgressOff,
+			Dir:     dir,
+			From:    opts.BenchFrom,
+			Size:    opts.BenchSize,
+			Runs:    opts.BenchRuns,
+			JSON:    opts.JSON,
+			Quiet:   opts.Progress == flags.ProgressOff,
+			Session: session,
 		}, stdout, stderr, out.Prog())
 	}
 
@@ -76,7 +78,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		out.Usage(ue.Msg, ue.Hint)
 		return 2
 	}
-	failed := cp.Run(opts, out, stdin)
+	failed := cp.Run(opts, out, stdin, session)
 	if err := out.WriteErr(); err != nil {
 		out.Errorf("write error: %s", output.ErrText(err))
 		return 1
@@ -99,7 +101,7 @@ func versionString() string {
 // without signal.Notify, Go would die without running any cleanup. A signal
 // the caller ignores stays ignored, as it would for cp: nohup sets SIGHUP
 // so, and a shell sets SIGINT so for a background job.
-func handleSignals(out *output.Output) (stop func()) {
+func handleSignals(out *output.Output, session *durability.Session) (stop func()) {
 	c := make(chan os.Signal, 1)
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		if !signal.Ignored(s) {
@@ -112,10 +114,13 @@ func handleSignals(out *output.Output) (stop func()) {
 	go func() {
 		select {
 		case s := <-c:
-			kept := durability.RemoveTempsForExit()
+			left := session.Interrupt()
 			out.Freeze()
-			for _, k := range kept {
+			for _, k := range left.Kept {
 				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
+			}
+			for _, dest := range left.Partial {
+				out.InterruptedInPlace(dest)
 			}
 			os.Exit(128 + int(s.(syscall.Signal)))
 		case <-done:

@@ -148,6 +148,9 @@ type Config struct {
 	Runs  int    // timed runs per row
 	JSON  bool   // one JSON document on stdout instead of tables
 	Quiet bool   // no progress indication
+	// Session is the run's, which the signal handler interrupts: the
+	// benchmark's files are removed then. nil: they are not.
+	Session *durability.Session
 }
 
 // Section 2 buffer sizes: 4 KiB to 16 MiB, doubling.
@@ -254,7 +257,7 @@ func (b *bench) run() (err error) {
 		}
 	}
 
-	unregister := b.ws.register()
+	unregister := b.ws.register(b.cfg.Session)
 	defer func() {
 		rerr := b.ws.remove()
 		unregister()

@@ -272,9 +272,12 @@ func mountinfoType(maj, min uint32) string {
 	return ""
 }
 
-// register makes the signal handler remove the workspace.
-func (w *workspace) register() (unregister func()) {
-	return durability.AtInterrupt(w.interrupted)
+// register makes the signal handler (s.Interrupt) remove the workspace.
+func (w *workspace) register(s *durability.Session) (unregister func()) {
+	if s == nil {
+		return func() {}
+	}
+	return s.AtInterrupt(w.interrupted)
 }
 
 // FIEMAP, from linux/fiemap.h and linux/fs.h (golang.org/x/sys/unix does

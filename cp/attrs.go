@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"fastcp/durability"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +39,7 @@ func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name st
 			// least the group when that is one of ours, and drop the
 			// set-ID bits, which must not survive a change of owner.
 			_ = t.chown(-1, int(st.Gid))
-			mode &^= unix.S_ISUID | unix.S_ISGID
+			mode &^= unix.S_ISUID | unix.S_ISGID | unix.S_ISVTX
 			err = nil
 		}
 		if err != nil {
@@ -111,6 +112,9 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		return output.Wordedf("listing attributes of %s: %s", quote(srcPath), errText(err))
 	}
 	for _, n := range names {
+		if n == durability.MarkXattr {
+			continue // a leftover's mark: the copy has one of its own
+		}
 		val, err := getXattr(srcFd, srcPath, n)
 		if err != nil {
 			return output.Wordedf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
@@ -154,7 +158,7 @@ func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string
 	}
 	var keep []attr
 	for _, n := range names {
-		if n == "security.capability" || n == "system.posix_acl_access" && a.opts.Preserve.Mode {
+		if n == "security.capability" || n == durability.MarkXattr || n == "system.posix_acl_access" && a.opts.Preserve.Mode {
 			continue
 		}
 		val, err := getXattr(-1, path, n)
@@ -174,6 +178,50 @@ func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string
 			a.out.Warnf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err))
 		}
 	}
+}
+
+// setIDAfterWrite returns the mode a file of mode and group gid keeps when
+// this process writes into it, as the kernel decides on a write (cp
+// writes into an existing DEST; fastcp replaces it, so it applies the same
+// rule to the replacement): without CAP_FSETID the set-user-ID bit goes,
+// and the set-group-ID bit too when the group may execute the file or the
+// process is not in the file's group (setattr_should_drop_suidgid in
+// fs/attr.c).
+func setIDAfterWrite(mode, gid uint32) uint32 {
+	if mode&(unix.S_ISUID|unix.S_ISGID) == 0 || hasCapFsetid() {
+		return mode
+	}
+	mode &^= unix.S_ISUID
+	if mode&unix.S_ISGID != 0 && (mode&unix.S_IXGRP != 0 || !inGroup(gid)) {
+		mode &^= unix.S_ISGID
+	}
+	return mode
+}
+
+// hasCapFsetid reports whether CAP_FSETID is in this process's effective
+// set (root's usually is).
+func hasCapFsetid() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return os.Geteuid() == 0
+	}
+	return data[0].Effective&(1<<unix.CAP_FSETID) != 0
+}
+
+// inGroup reports whether gid is this process's effective or a
+// supplementary group.
+func inGroup(gid uint32) bool {
+	if uint32(os.Getegid()) == gid {
+		return true
+	}
+	groups, _ := os.Getgroups()
+	for _, g := range groups {
+		if uint32(g) == gid {
+			return true
+		}
+	}
+	return false
 }
 
 func isUnsupported(err error) bool {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fastcp/durability"
 	"fastcp/flags"
 	"fastcp/output"
 
@@ -156,9 +157,9 @@ func (a *app) makeBackup(r *record, dst, backup string) (undo func(), err error)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
 		// a link under a temporary name renamed over it.
-		err = a.replaceEntry(r, backup, func(tmp string) error {
-			return unix.Linkat(dfd, base, unix.AT_FDCWD, tmp, 0)
-		})
+		err = a.replaceEntry(r, backup, func(e durability.Entry) error {
+			return unix.Linkat(dfd, base, e.Dir, e.Name, 0)
+		}, nil)
 		err = unwrapPath(err)
 	}
 	switch {
@@ -269,12 +270,12 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
+	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
 		if o.Symlink {
-			return unix.Symlink(src, tmp)
+			return unix.Symlinkat(src, e.Dir, e.Name)
 		}
-		return unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, tmp, linkFlags)
-	})
+		return unix.Linkat(unix.AT_FDCWD, src, e.Dir, e.Name, linkFlags)
+	}, nil)
 	if err != nil {
 		undo()
 		fail(unwrapPath(err))
@@ -373,7 +374,7 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
 		return false
 	}
-	a.leftovers.created(dstDir)
+	a.session.DirCreated(dstDir)
 	a.madeEntry(dstDir)
 	a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi, created: true})
 	if a.opts.Verbose || a.opts.Debug {

@@ -2,6 +2,7 @@ package cp
 
 import (
 	"errors"
+	"fastcp/durability"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,7 +45,7 @@ func TestMakeBackup(t *testing.T) {
 	dst, bak := filepath.Join(dir, "d"), filepath.Join(dir, "d~")
 	os.WriteFile(dst, []byte("old"), 0o640)
 	os.WriteFile(bak, []byte("older"), 0o600)
-	ap := &app{opts: &flags.Options{}}
+	ap := &app{opts: &flags.Options{}, session: durability.NewSession()}
 	undo, err := ap.makeBackup(&record{}, dst, bak)
 	if err != nil {
 		t.Fatal(err)

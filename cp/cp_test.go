@@ -24,7 +24,7 @@ func runFastcp(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		t.Fatalf("flags.Parse(%q): %v", args, err)
 	}
 	o := output.New("fastcp", &out, &errb)
-	if Run(opts, o, strings.NewReader("")) {
+	if Run(opts, o, strings.NewReader(""), durability.NewSession()) {
 		code = 1
 	}
 	return code, out.String(), errb.String()
@@ -178,61 +178,6 @@ func TestSourceChangingDuringCopy(t *testing.T) {
 				t.Errorf("temporary files left: %v", l)
 			}
 		})
-	}
-}
-
-// A temporary file is removed by a later run only when nobody holds its
-// lock; what cannot be judged is kept.
-func TestLeftoverTempFiles(t *testing.T) {
-	dir := t.TempDir()
-	name := durability.TempPrefix + "dst.0123456789ab"
-	p := filepath.Join(dir, name)
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, ok := lockTemp(f)
-	if !ok {
-		t.Fatal("lockTemp on a fresh file failed")
-	}
-	f.Close() // the lock outlives the close of the file itself
-	if got := removeIfDead(p); got != leftoverInUse {
-		t.Errorf("locked: %v, want in use", got)
-	}
-	release()
-	if got := removeIfDead(p); got != leftoverRemoved {
-		t.Errorf("unlocked: %v, want removed", got)
-	}
-	if _, err := os.Lstat(p); !os.IsNotExist(err) {
-		t.Errorf("not removed: %v", err)
-	}
-
-	os.WriteFile(p, nil, 0o600)
-	os.Link(p, p+"-link")
-	if got := removeIfDead(p); got != leftoverUnknown {
-		t.Errorf("hard link: %v, want unknown", got)
-	}
-	os.Remove(p + "-link")
-	os.Remove(p)
-	os.Symlink("target", p)
-	if got := removeIfDead(p); got != leftoverUnknown {
-		t.Errorf("symbolic link: %v, want unknown", got)
-	}
-	os.Remove(p)
-	unix.Mkfifo(p, 0o600)
-	if got := removeIfDead(p); got != leftoverUnknown {
-		t.Errorf("FIFO: %v, want unknown", got)
-	}
-
-	// A file another run removed before it was locked is refused.
-	f, err = os.Create(filepath.Join(dir, "gone"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	os.Remove(f.Name())
-	if _, ok := lockTemp(f); ok {
-		t.Error("lockTemp accepted a file with no link left")
 	}
 }
 

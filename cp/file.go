@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"fastcp/copier"
 	"fastcp/durability"
@@ -253,6 +254,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		NoCache:  o.NoCache,
 		Verify:   o.Verify,
 		Source:   srcF,
+		Session:  a.session,
 	}
 	// --resume: continue the leftover of an interrupted copy, if there is
 	// one that may be, else start anew and record checkpoints.
@@ -260,11 +262,10 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	var reached *atomic.Int64
 	var start int64
 	var dest *durability.Destination
-	var release func()
 	if resumable {
 		reached = new(atomic.Int64)
 		var lerr error
-		dest, release, start, lerr = durability.Continue(ex.path, durability.IDOf(&before), dopts, reached)
+		dest, start, lerr = durability.Continue(ex.path, durability.IDOf(&before), dopts, reached)
 		var live *durability.LiveError
 		var fresh *durability.FreshStart
 		switch {
@@ -279,7 +280,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		}
 	}
 	if dest == nil {
-		dest, release, err = createDest(ex.path, dopts)
+		dest, err = durability.Create(ex.path, dopts)
 	}
 	if err != nil {
 		if !inPlace && dfi != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
@@ -293,12 +294,8 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 		return false
 	}
-	defer release()
-	if !dest.InPlace() && dest.TempPath() != durability.FirstTemp(ex.path) {
-		// The first temporary name was taken: by a leftover of an
-		// interrupted copy, or by a copy to the same DEST still running.
-		a.sweepLeftovers(r, ex.path, dst)
-	}
+	defer dest.Abort()
+	a.reportLeftovers(r, dst, dest.Leftovers())
 	var checkpoint func(int64) error
 	if resumable {
 		if !dest.Resumable() {
@@ -375,28 +372,6 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	return true
-}
-
-// createDest opens the destination, and locks a temporary file as being
-// written (see leftovers.go in this package) until release is called, after Commit or
-// Abort. A temporary file that another run removed before the lock was
-// taken is given up for a new one.
-func createDest(path string, o durability.Options) (dest *durability.Destination, release func(), err error) {
-	for range 8 {
-		dest, err = durability.Create(path, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		if dest.InPlace() {
-			return dest, func() {}, nil
-		}
-		var ok bool
-		if release, ok = lockTemp(dest.File); ok {
-			return dest, release, nil
-		}
-		dest.Abort()
-	}
-	return nil, nil, unix.ENOENT
 }
 
 // completeCopy reports whether dfi, an existing DEST, counts as a complete
@@ -489,7 +464,9 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 			// before the chmod, which then adjusts an ACL's mask as it
 			// would have on DEST itself.
 			a.keepDestXattrs(t, dest.Path, dfi, name)
-			if err := t.chmod(ds.Mode & 0o7777); err != nil {
+			// The set-ID bits only where a write into DEST would keep
+			// them (issue 12, finding 8).
+			if err := t.chmod(setIDAfterWrite(ds.Mode&0o7777, ds.Gid)); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		}
@@ -526,21 +503,26 @@ func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
 	if !ok {
 		return
 	}
-	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
-		if err := os.Symlink(link, tmp); err != nil {
-			return err
-		}
-		if a.opts.Preserve.Any() {
-			return a.preserve(target{fd: -1, path: tmp, link: true}, rawStat(sfi), -1, src, dst)
-		}
-		return nil
-	})
+	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
+		return unix.Symlinkat(link, e.Dir, e.Name)
+	}, a.preserveEntry(rawStat(sfi), src, dst, true))
 	if err != nil {
 		undo()
 		r.fail(output.EntryError("cannot create symbolic link", dst, err))
 		return
 	}
 	a.madeEntry(dst)
+}
+
+// preserveEntry is Replace's finish for a new symbolic link or special
+// file: the attributes -p/--preserve ask for, or nothing.
+func (a *app) preserveEntry(st *syscall.Stat_t, src, dst string, link bool) func(durability.Entry) error {
+	if !a.opts.Preserve.Any() {
+		return nil
+	}
+	return func(e durability.Entry) error {
+		return a.preserve(target{fd: -1, path: e.Path, link: link}, st, -1, src, dst)
+	}
 }
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
@@ -561,16 +543,10 @@ func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
 	if a.opts.NoPreserveMode {
 		mode = st.Mode&unix.S_IFMT | 0o666
 	}
-	err := a.replaceEntry(r, strings.TrimRight(dst, "/"), func(tmp string) error {
+	err := a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
 		// mknod applies the umask, as creating a file does.
-		if err := unix.Mknod(tmp, mode, int(st.Rdev)); err != nil {
-			return err
-		}
-		if a.opts.Preserve.Any() {
-			return a.preserve(target{fd: -1, path: tmp}, st, -1, src, dst)
-		}
-		return nil
-	})
+		return unix.Mknodat(e.Dir, e.Name, mode, int(st.Rdev))
+	}, a.preserveEntry(st, src, dst, false))
 	if err != nil {
 		undo()
 		kind := "fifo"
@@ -604,7 +580,9 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 	if !ok {
 		return
 	}
-	err = a.replaceEntry(r, dst, func(tmp string) error { return os.Link(first, tmp) })
+	err = a.replaceEntry(r, dst, func(e durability.Entry) error {
+		return unix.Linkat(unix.AT_FDCWD, first, e.Dir, e.Name, 0)
+	}, nil)
 	if err != nil {
 		undo()
 		r.fail(output.EntryError("cannot create hard link", dst, err))
@@ -619,15 +597,28 @@ func (a *app) makeHardLink(r *record, src, first, dst string) {
 // create and its rename leaves the entry under that name, and nothing else
 // would ever name or remove it (found by the crash-simulating filesystem,
 // integration_test/crashfs).
-func (a *app) replaceEntry(r *record, dst string, create func(tmp string) error) error {
-	first, taken := durability.FirstTemp(dst), false
-	err := durability.Replace(dst, func(tmp string) error {
-		taken = taken || tmp != first
-		return create(tmp)
-	})
-	if taken {
-		a.sweepLeftovers(r, dst, dst)
+// reportLeftovers says what the sweep found when the first temporary name
+// for dst was taken: by a leftover of an interrupted copy, by a copy to
+// the same DEST still running, or by a file of someone else's.
+func (a *app) reportLeftovers(r *record, dst string, left []durability.Leftover) {
+	for _, l := range left {
+		switch {
+		case l.Removed:
+			if a.opts.Verbose || a.opts.Debug {
+				r.out(fmt.Sprintf("removed %s", quote(l.Path)))
+			}
+		case l.Unmarked:
+			r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(l.Path)))
+		default:
+			r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s; remove it if no copy to %s is running",
+				quote(l.Path), quote(dst), quote(dst)))
+		}
 	}
+}
+
+func (a *app) replaceEntry(r *record, dst string, create, finish func(durability.Entry) error) error {
+	left, err := durability.Replace(a.session, dst, create, finish)
+	a.reportLeftovers(r, dst, left)
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"fastcp/copier"
+	"fastcp/durability"
 	"fastcp/flags"
 	"fastcp/output"
 
@@ -36,7 +37,9 @@ type app struct {
 	work chan func()
 	wg   sync.WaitGroup
 
-	leftovers leftoverDirs // directories looked at for leftover temporary files
+	// session holds the temporary files being written, for the signal
+	// handler, and what the sweep of leftovers found per directory.
+	session *durability.Session
 
 	noCkptOnce sync.Once // the warning that --resume cannot record checkpoints
 
@@ -53,9 +56,10 @@ type app struct {
 }
 
 // Run copies as opts say, printing to out and reading -i's answers from
-// stdin. It reports whether anything failed.
-func Run(opts *flags.Options, out *output.Output, stdin io.Reader) (failed bool) {
-	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), links: make(map[devIno]*linkFirst)}
+// stdin; its temporary files are registered with session, which the
+// signal handler interrupts. It reports whether anything failed.
+func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *durability.Session) (failed bool) {
+	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), links: make(map[devIno]*linkFirst), session: session}
 	a.seq.out = out
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))

@@ -329,7 +329,7 @@ func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
 			return
 		}
 		created = true
-		a.leftovers.created(dst)
+		a.session.DirCreated(dst)
 		if a.opts.Verbose || a.opts.Debug {
 			r.out(output.Copying(src, dst))
 		}

@@ -24,7 +24,8 @@ import (
 type calls struct {
 	mu    sync.Mutex // background flushes log from their goroutine
 	log   []string
-	fd    int // the destination's descriptor, set by track
+	fd    int   // the destination's descriptor, set by createRecorded
+	dups  []int // duplicates of fd (background flushes)
 	dirFd int
 }
 
@@ -58,11 +59,11 @@ func record(t *testing.T) *calls {
 	c := &calls{fd: -1, dirFd: -1}
 	saved := []func(){}
 	save := func(restore func()) { saved = append(saved, restore) }
-	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident :=
-		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile, resident
+	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident, oDup :=
+		fsync, fdatasync, syncFileRange, fadvise, renameat, closeFile, openDir, openFile, resident, dupFd
 	save(func() {
-		fsync, fdatasync, syncFileRange, fadvise, rename, closeFile, openDir, openFile, resident =
-			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident
+		fsync, fdatasync, syncFileRange, fadvise, renameat, closeFile, openDir, openFile, resident, dupFd =
+			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident, oDup
 	})
 	t.Cleanup(func() {
 		for _, f := range saved {
@@ -93,9 +94,18 @@ func record(t *testing.T) *calls {
 		}
 		return oFadvise(fd, off, n, advice)
 	}
-	rename = func(from, to string) error {
+	renameat = func(fromDir int, from string, toDir int, to string) error {
 		c.add("rename")
-		return oRename(from, to)
+		return oRename(fromDir, from, toDir, to)
+	}
+	dupFd = func(fd int) (int, error) {
+		dup, err := oDup(fd)
+		if err == nil && fd == c.fd {
+			c.mu.Lock()
+			c.dups = append(c.dups, dup)
+			c.mu.Unlock()
+		}
+		return dup, err
 	}
 	closeFile = func(f *os.File) error {
 		c.add("close")
@@ -111,13 +121,21 @@ func record(t *testing.T) *calls {
 }
 
 func (c *calls) what(fd int) string {
-	// The directory is opened after the file was closed and may get the
-	// same number: the directory, when open, is the later meaning.
+	// An in-place destination's directory is opened after the file was
+	// closed and may get the same number: the directory, when open, is
+	// the later meaning.
 	switch fd {
 	case c.dirFd:
 		return "dir"
 	case c.fd:
 		return "file"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.dups {
+		if d == fd {
+			return "file"
+		}
 	}
 	return "other"
 }
@@ -188,7 +206,7 @@ func assertOld(t *testing.T, dest string) {
 	}
 }
 
-// assertNoTemps fails if a temporary file is left in dir or registered.
+// assertNoTemps fails if a temporary file is left in dir.
 func assertNoTemps(t *testing.T, dir string) {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -199,12 +217,6 @@ func assertNoTemps(t *testing.T, dir string) {
 		if strings.HasPrefix(e.Name(), TempPrefix) {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
-	}
-	reg.Lock()
-	n := len(reg.temps)
-	reg.Unlock()
-	if n != 0 {
-		t.Errorf("%d temporary files still registered", n)
 	}
 }
 
@@ -269,11 +281,11 @@ func TestCommitOrder(t *testing.T) {
 				// Three full windows started; each waited for once the
 				// next one is in flight (depth 1), the last left to the
 				// flush.
-				want = []string{"start 0+1048576", "start 1048576+1048576", "wait 0+1048576",
+				want = []string{"opendir " + dir, "start 0+1048576", "start 1048576+1048576", "wait 0+1048576",
 					"start 2097152+1048576", "wait 1048576+1048576",
-					m.FlushOp() + " file", "close", "rename", "opendir " + dir, "fsync dir"}
+					m.FlushOp() + " file", "close", "rename", "fsync dir"}
 			} else {
-				want = []string{"close", "rename"}
+				want = []string{"opendir " + dir, "close", "rename"}
 			}
 			if got := c.filter(""); !equal(got, want) {
 				t.Errorf("calls:\n got %q\nwant %q", got, want)
@@ -368,7 +380,7 @@ func TestFlushErrorIsFinal(t *testing.T) {
 			if flushes != 1 {
 				t.Errorf("the flush ran %d times: it must never be retried", flushes)
 			}
-			if got := c.filter("rename", "opendir"); len(got) != 0 {
+			if got := c.filter("rename", "fsync dir"); len(got) != 0 {
 				t.Errorf("after a failed flush: %q", got)
 			}
 			assertOld(t, dest)
@@ -400,7 +412,7 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 	if !errors.As(err, &de) || de.Op != "sync_file_range" || !errors.Is(err, unix.EIO) {
 		t.Fatalf("Commit: %v, want Error{Op: sync_file_range, Err: EIO}", err)
 	}
-	if got := c.filter("fdatasync", "rename", "opendir"); len(got) != 0 {
+	if got := c.filter("fdatasync", "rename", "fsync dir"); len(got) != 0 {
 		t.Errorf("after a writeback error: %q", got)
 	}
 	assertOld(t, dest)
@@ -455,7 +467,7 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 	if n.Load() != 1 {
 		t.Errorf("fdatasync called %d times: after the failed one, never again", n.Load())
 	}
-	if got := c.filter("rename", "opendir"); len(got) != 0 {
+	if got := c.filter("rename", "fsync dir"); len(got) != 0 {
 		t.Errorf("after a failed background flush: %q", got)
 	}
 	assertOld(t, dest)
@@ -481,7 +493,7 @@ func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 			if st := d.Stats(); st.Unsupported != errno || st.Pipelined {
 				t.Errorf("Stats: %+v", st)
 			}
-			want := []string{"fdatasync file", "close", "rename", "opendir " + dir, "fsync dir"}
+			want := []string{"opendir " + dir, "fdatasync file", "close", "rename", "fsync dir"}
 			if got := c.filter("fdatasync", "close", "rename", "opendir", "fsync"); !equal(got, want) {
 				t.Errorf("calls: got %q, want %q", got, want)
 			}
@@ -522,9 +534,7 @@ func TestCloseError(t *testing.T) {
 func TestRenameError(t *testing.T) {
 	dir, dest, src := setup(t, []byte("new"))
 	record(t)
-	rename = func(string, string) error {
-		return &os.LinkError{Op: "rename", Err: unix.EXDEV}
-	}
+	renameat = func(int, string, int, string) error { return unix.EXDEV }
 	d, err := Create(dest, Options{Sync: SyncFull})
 	if err != nil {
 		t.Fatal(err)
@@ -762,14 +772,14 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			}
 			if how == ReadPageCache {
 				real := openFile
-				openFile = func(p string, flags int, mode uint32) (int, error) {
+				openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
 					if flags&unix.O_DIRECT != 0 {
 						return -1, unix.EINVAL // as on a filesystem without O_DIRECT
 					}
-					return real(p, flags, mode)
+					return real(dirfd, p, flags, mode)
 				}
 			}
-			t.Setenv(CorruptEnv, strconv.Itoa(5<<20+17))
+			corruptBeforeVerify(t, 5<<20+17)
 			d, err := Create(dest, Options{Verify: true, Sync: SyncData})
 			if err != nil {
 				t.Fatal(err)
@@ -880,7 +890,7 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 		t.Run(fmt.Sprintf("corrupt=%v", corrupt), func(t *testing.T) {
 			dir, dest, src := setup(t, data)
 			if corrupt {
-				t.Setenv(CorruptEnv, strconv.Itoa(len(data)-1))
+				corruptBeforeVerify(t, int64(len(data)-1))
 			}
 			d, err := Create(dest, Options{Verify: true, Sync: SyncData, Source: src})
 			if err != nil {
@@ -993,4 +1003,27 @@ func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
 			t.Error("an evicted file is reported cached")
 		}
 	}
+}
+
+// corruptBeforeVerify makes --verify find the byte at off of the
+// destination flipped on the device, as a bad disk would return it.
+func corruptBeforeVerify(t *testing.T, off int64) {
+	t.Helper()
+	beforeVerify = func(dirfd int, name string) error {
+		fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		var b [1]byte
+		if _, err := unix.Pread(fd, b[:], off); err != nil {
+			return err
+		}
+		b[0] ^= 0xff
+		if _, err := unix.Pwrite(fd, b[:], off); err != nil {
+			return err
+		}
+		return unix.Fsync(fd)
+	}
+	t.Cleanup(func() { beforeVerify = nil })
 }

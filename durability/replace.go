@@ -1,28 +1,76 @@
 package durability
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
+
+// Entry is a new directory entry under a temporary name, for Replace's
+// callbacks: Name in the directory Dir (a descriptor, for the *at calls),
+// and Path, the same entry as the caller named its directory.
+type Entry struct {
+	Dir  int
+	Name string
+	Path string
+}
 
 // Replace puts a new directory entry at path atomically: create makes it
 // under a temporary name in path's directory (a symbolic link, a FIFO, a
-// device node, a hard link), then it is renamed over path, so an existing
-// entry is replaced in one step and never missing. On failure nothing is
-// left behind.
-func Replace(path string, create func(tmp string) error) error {
-	tmp, err := createTemp(path, create)
-	if err != nil {
-		return err
+// device node, a hard link: it must fail with an error that is
+// os.ErrExist when the name is taken), finish (if not nil) gives it its
+// attributes, and then it is renamed over path, so an existing entry is
+// replaced in one step and never missing. On failure nothing is left
+// behind. The entry is registered with s (nil: with no session) while it
+// has its temporary name, and removed or renamed only while that name still
+// is the entry made. When the first temporary name was taken, the
+// leftovers for path are swept as Create sweeps them, and returned.
+func Replace(s *Session, path string, create, finish func(Entry) error) ([]Leftover, error) {
+	if s == nil {
+		s = NewSession()
 	}
-	reg.Lock()
-	err = os.Rename(tmp, path)
+	dirName, base := filepath.Split(path)
+	dir, err := openDirHandle(dirName)
 	if err != nil {
-		os.Remove(tmp)
+		return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
 	}
-	delete(reg.temps, tmp)
-	reg.Unlock()
-	if err != nil {
-		return &Error{Op: "rename", Err: err}
+	defer dir.close()
+	var swept []Leftover
+	for i := 0; ; i++ {
+		ent := Entry{Dir: dir.fd, Name: filepath.Base(tempName(base, i == 0))}
+		ent.Path = dir.join(ent.Name)
+		e, err := s.create(dir, ent.Name, func() (identity, error) {
+			if err := create(ent); err != nil {
+				return identity{}, err
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(dir.fd, ent.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return identity{}, err
+			}
+			return identityOf(&st), nil
+		})
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if i > 0 {
+			// A power cut between an earlier run's create and rename
+			// leaves its entry under the first name.
+			swept = s.sweep(dir, base, ent.Name)
+		}
+		if err != nil {
+			return swept, err
+		}
+		if finish != nil {
+			if err := finish(ent); err != nil {
+				s.remove(e)
+				return swept, err
+			}
+		}
+		if err := s.commit(e, base); err != nil {
+			return swept, &Error{Op: "rename", Err: err}
+		}
+		return swept, nil
 	}
-	return nil
 }

@@ -1,9 +1,11 @@
 package durability
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,8 +33,9 @@ import (
 // but a clock set back, or a filesystem restored from a backup, can do it).
 
 // ResumeXattr is the extended attribute that carries a temporary file's
-// resume record.
-const ResumeXattr = "user.fastcp.temp"
+// resume record: the one that marks every temporary file as fastcp's
+// (MarkXattr); a resumable file's record replaces the plain mark.
+const ResumeXattr = MarkXattr
 
 // resumeAlign is what a resumed copy's start is rounded down to.
 const resumeAlign = 1 << 20
@@ -103,7 +106,7 @@ var (
 
 // keeper is the resume state of one temporary file being written: what the
 // signal handler needs to record a last checkpoint. fd is a descriptor of
-// its own, closed only under the registry's lock once the file is
+// its own, closed only under the session's lock once the file is
 // committed or removed, so the handler never flushes a number that meanwhile
 // names another file.
 type keeper struct {
@@ -143,7 +146,7 @@ func (d *Destination) StartRecord(id SourceID, reached *atomic.Int64) error {
 }
 
 func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
-	if d.temp == "" {
+	if d.entry == nil {
 		return errors.New("an in-place destination cannot be resumed")
 	}
 	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
@@ -162,12 +165,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 		return &Error{Op: "setxattr " + ResumeXattr, Err: err}
 	}
 	k := &keeper{fd: fd, rec: r, reached: reached, dest: d.Path}
-	reg.Lock()
-	if reg.keep == nil {
-		reg.keep = make(map[string]*keeper)
-	}
-	reg.keep[d.temp] = k
-	reg.Unlock()
+	d.session.keep(d.entry, k)
 	d.keeper = k
 	return nil
 }
@@ -184,14 +182,6 @@ func (d *Destination) Checkpoint(off int64) error {
 // Resumable reports whether d records checkpoints.
 func (d *Destination) Resumable() bool { return d.keeper != nil }
 
-// forgetKeeper drops the resume state of temp; the registry must be locked.
-func forgetKeeper(temp string) {
-	if k := reg.keep[temp]; k != nil {
-		unix.Close(k.fd)
-		delete(reg.keep, temp)
-	}
-}
-
 // Kept is a temporary file that a fatal signal left in place to be
 // resumed: Done of Size bytes of the copy to Dest are in it on stable
 // storage. Err, when set, is why the last flush failed (Done is then the
@@ -203,7 +193,7 @@ type Kept struct {
 }
 
 // keepForExit flushes the file and records how far the copy got; the
-// registry is locked.
+// session is locked.
 func (k *keeper) keepForExit(temp string) Kept {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -255,76 +245,103 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 
 // Continue looks for the leftover of an interrupted copy of the source id
 // to path, under FirstTemp(path), and continues it. It returns:
-//   - a Destination, its lock's release and the offset to copy from, when
-//     the leftover is resumed (it was cut back to its checkpoint, and is
-//     locked and recorded as Create's files are);
-//   - (nil, nil, 0, nil): nothing there;
+//   - a Destination and the offset to copy from, when the leftover is
+//     resumed (it was cut back to its checkpoint, and is locked, registered
+//     with o.Session and recorded as Create's files are);
+//   - (nil, 0, nil): nothing there;
 //   - a *FreshStart error: a leftover that cannot be resumed; when it was
-//     a dead one of fastcp's, it was removed, so Create takes the name;
+//     a dead one of fastcp's (it carries fastcp's mark), it was removed, so
+//     Create takes the name; a file without the mark is left alone;
 //   - a *LiveError: a copy is writing it; it is left alone.
 //
 // reached is the copy's progress, as for StartRecord.
-func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, func(), int64, error) {
+func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
+	if o.Session == nil {
+		o.Session = NewSession()
+	}
 	temp := FirstTemp(path)
+	dirName, base := filepath.Split(path)
+	name := filepath.Base(temp)
+	dir, err := openDirHandle(dirName)
+	if err != nil {
+		// Create reports what is wrong with the directory.
+		return nil, 0, nil
+	}
 	var lst unix.Stat_t
-	switch err := unix.Lstat(temp, &lst); {
+	switch err := unix.Fstatat(dir.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == unix.ENOENT:
-		return nil, nil, 0, nil
+		dir.close()
+		return nil, 0, nil
 	case err != nil:
-		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
+		dir.close()
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	case lst.Mode&unix.S_IFMT != unix.S_IFREG:
 		// A symlink, FIFO or device is nothing fastcp wrote, and is
 		// not even opened.
-		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: "not a regular file"}
+		dir.close()
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: "not a regular file"}
 	}
 	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC | o.Sync.OpenFlags()
-	fd, err := unix.Open(temp, flags, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(temp, flags, 0)
-	}
+	fd, err := openat(dir.fd, name, flags, 0)
 	switch {
 	case err == unix.ENOENT:
-		return nil, nil, 0, nil
+		dir.close()
+		return nil, 0, nil
 	case err != nil:
-		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
-	}
-	fresh := func(why, detail string, remove bool) (*Destination, func(), int64, error) {
-		if remove {
-			removeLocked(fd, temp)
-		}
-		unix.Close(fd)
-		return nil, nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail}
+		dir.close()
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fresh(WhyForeign, err.Error(), false)
+		st = unix.Stat_t{}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 || st.Dev != lst.Dev || st.Ino != lst.Ino {
+	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
+		if remove && entryIs(dir.fd, name, identityOf(&st)) {
+			// Locked by fd, marked as fastcp's: a dead leftover.
+			unlinkat(dir.fd, name, 0)
+		}
+		unix.Close(fd)
+		dir.close()
+		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 || identityOf(&st) != identityOf(&lst) {
 		return fresh(WhyForeign, "not a regular file with one link", false)
 	}
-	switch err := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {
+	// The mark first, then the lock, as the sweep does (leftovers.go): a
+	// file fastcp did not mark is not locked, not cut, not removed.
+	b := make([]byte, 256)
+	n, err := fgetxattr(fd, ResumeXattr, b)
+	switch {
+	case err == unix.ENODATA:
+		return fresh(WhyForeign, "it is not marked as fastcp's", false)
+	case err == unix.ENOTSUP:
+		return fresh(WhyForeign, ErrNoXattrs.Error()+": it cannot be told from a file of someone else's", false)
+	case err == unix.ERANGE:
+		return fresh(WhyForeign, errBadRecord.Error(), false)
+	case err != nil:
+		return fresh(WhyForeign, "reading its resume record: "+err.Error(), false)
+	}
+	switch err := ignoringEINTR(func() error { return flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {
 	case nil:
 	case unix.EWOULDBLOCK:
 		unix.Close(fd)
-		return nil, nil, 0, &LiveError{Temp: temp}
+		dir.close()
+		return nil, 0, &LiveError{Temp: temp}
 	default:
 		// No locks here (ENOLCK, EOPNOTSUPP): whether a copy still
 		// writes it cannot be told, so it is not touched.
 		return fresh(WhyForeign, "its lock cannot be taken: "+err.Error(), false)
 	}
-	b := make([]byte, 256)
-	n, err := fgetxattr(fd, ResumeXattr, b)
-	switch {
-	case err == unix.ENODATA:
+	if bytes.HasPrefix(b[:n], []byte(markMagic)) {
 		return fresh(WhyNoCheckpoint, "it has no resume record", true)
-	case err == unix.ENOTSUP:
-		return fresh(WhyNoCheckpoint, ErrNoXattrs.Error(), true)
-	case err != nil:
-		return fresh(WhyNoCheckpoint, "reading its resume record: "+err.Error(), true)
 	}
 	r, err := decodeRecord(b[:n])
 	switch {
 	case err != nil:
+		if !bytes.HasPrefix(b[:n], []byte(resumeMagic)) {
+			// Not a value fastcp writes: not removed.
+			return fresh(WhyForeign, err.Error(), false)
+		}
 		return fresh(WhyForeign, err.Error(), true)
 	case r.ID.Dev != id.Dev || r.ID.Ino != id.Ino:
 		return fresh(WhyForeign, "it is a copy of another source", true)
@@ -347,34 +364,19 @@ func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Dest
 	if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, r.Checkpoint) }); err != nil {
 		return fresh(WhyForeign, "cutting it back to its checkpoint: "+err.Error(), false)
 	}
-	// The lock's own descriptor, as lockTemp makes one: Commit closes File
-	// before the rename, and the lock must last until release.
-	lockFd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	// The lock's own descriptor, as Create makes one: Commit closes File
+	// before the rename, and the lock must last until its end.
+	lockFd, err := dupFd(fd)
 	if err != nil {
 		return fresh(WhyForeign, err.Error(), false)
 	}
-	reg.Lock()
-	if reg.temps == nil {
-		reg.temps = make(map[string]struct{})
-	}
-	reg.temps[temp] = struct{}{}
-	reg.Unlock()
-	d := &Destination{Path: path, File: os.NewFile(uintptr(fd), temp), temp: temp}
+	e, _ := o.Session.create(dir, name, func() (identity, error) { return identityOf(&st), nil })
+	d := &Destination{Path: path, File: os.NewFile(uintptr(fd), temp), temp: temp,
+		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd}
 	d.setup(o)
 	if err := d.startRecord(r, reached); err != nil {
 		d.Abort()
-		unix.Close(lockFd)
-		return nil, nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}
 	}
-	return d, func() { unix.Close(lockFd) }, r.Checkpoint, nil
-}
-
-// removeLocked removes temp, whose lock fd holds, if the name still is that
-// file.
-func removeLocked(fd int, temp string) {
-	var st, fst unix.Stat_t
-	if unix.Fstat(fd, &fst) != nil || unix.Lstat(temp, &st) != nil || st.Dev != fst.Dev || st.Ino != fst.Ino {
-		return
-	}
-	unix.Unlink(temp)
+	return d, r.Checkpoint, nil
 }

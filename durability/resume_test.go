@@ -59,10 +59,7 @@ func TestStartRecordWithoutUserXattrs(t *testing.T) {
 	if err := d.Checkpoint(50); err != nil {
 		t.Errorf("Checkpoint on a plain copy: %v", err)
 	}
-	reg.Lock()
-	_, kept := reg.keep[d.TempPath()]
-	reg.Unlock()
-	if kept {
+	if d.entry.keeper != nil {
 		t.Error("the signal handler would keep a file without a record")
 	}
 }
@@ -88,15 +85,11 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The process dies: its file stays, with its lock released.
-	reg.Lock()
-	delete(reg.temps, d.TempPath())
-	forgetKeeper(d.TempPath())
-	reg.Unlock()
-	d.File.Close()
+	die(d)
 
 	changed := id
 	changed.Mtime++
-	if _, _, _, err := Continue(dst, changed, Options{}, nil); !isFresh(err, WhyChanged) {
+	if _, _, err := Continue(dst, changed, Options{}, nil); !isFresh(err, WhyChanged) {
 		t.Fatalf("a changed source: %v, want a fresh start", err)
 	}
 	if _, err := os.Stat(FirstTemp(dst)); !os.IsNotExist(err) {
@@ -110,24 +103,37 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	d.StartRecord(id, nil)
 	d.File.Write(make([]byte, 3<<20+12345))
 	d.Checkpoint(2<<20 + 5000)
-	reg.Lock()
-	delete(reg.temps, d.TempPath())
-	forgetKeeper(d.TempPath())
-	reg.Unlock()
-	d.File.Close()
-	r, release, start, err := Continue(dst, id, Options{}, new(atomic.Int64))
+	die(d)
+	r, start, err := Continue(dst, id, Options{}, new(atomic.Int64))
 	if err != nil || start != 2<<20 {
 		t.Fatalf("Continue: start %d, %v; want the checkpoint rounded down to a MiB", start, err)
 	}
-	defer release()
 	defer r.Abort()
 	if fi, _ := r.File.Stat(); fi.Size() != 2<<20 {
 		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", fi.Size())
 	}
 	// A second run meanwhile finds it locked.
-	if _, _, _, err := Continue(dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {
+	if _, _, err := Continue(dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {
 		t.Errorf("a locked leftover: %v, want a LiveError", err)
 	}
+}
+
+// die leaves d's temporary file as a killed process would: its lock and
+// descriptors gone, nothing removed.
+func die(d *Destination) {
+	d.session.mu.Lock()
+	delete(d.session.temps, d.entry)
+	if d.entry.keeper != nil {
+		unix.Close(d.entry.keeper.fd)
+		d.entry.keeper = nil
+	}
+	d.session.mu.Unlock()
+	d.entry = nil
+	d.File.Close()
+	unix.Close(d.lockFd)
+	d.lockFd = -1
+	d.dir.close()
+	d.done = true
 }
 
 func isFresh(err error, why string) bool {
@@ -140,7 +146,8 @@ func isFresh(err error, why string) bool {
 func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	dir := t.TempDir()
 	id := srcID(t, dir, 1<<20)
-	keep, err := Create(filepath.Join(dir, "a"), Options{})
+	s := NewSession()
+	keep, err := Create(filepath.Join(dir, "a"), Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +157,13 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	}
 	keep.File.Write(make([]byte, 4096))
 	reached.Store(4096)
-	plain, err := Create(filepath.Join(dir, "b"), Options{})
+	plain, err := Create(filepath.Join(dir, "b"), Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := record(t)
-	kept := RemoveTempsForExit()
-	reg.Unlock()
+	kept := s.Interrupt().Kept
+	s.mu.Unlock()
 	defer keep.Abort()
 	defer plain.Abort()
 	if len(kept) != 1 || kept[0].Temp != keep.TempPath() || kept[0].Done != 4096 || kept[0].Size != 1<<20 || kept[0].Err != nil {

@@ -14,15 +14,44 @@ var (
 	fdatasync     = unix.Fdatasync
 	syncFileRange = unix.SyncFileRange
 	fadvise       = unix.Fadvise
-	rename        = os.Rename
+	renameat      = unix.Renameat
+	unlinkat      = unix.Unlinkat
+	openat        = openatRetry
+	flock         = unix.Flock
 	closeFile     = (*os.File).Close
-	openFile      = unix.Open     // the read-back of --verify
+	dupFd         = func(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }
+	openFile      = openatRetry   // the read-back of --verify
 	resident      = residentBytes // how much of a file is cached (mincore)
 	cachestat     = unix.Cachestat
-	openDir       = func(path string) (int, error) {
-		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// openDir opens DEST's directory, once per destination, for the
+	// calls relative to it and its fsync.
+	openDir = func(path string) (int, error) {
+		return openatRetry(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}
 )
+
+// openPathDir opens a directory that cannot be read (write and search
+// permission only) as O_PATH, which is enough for the *at calls.
+func openPathDir(path string) (int, error) {
+	return openatRetry(unix.AT_FDCWD, path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// openDirAt opens name in dirfd as a directory for reading, without
+// following a symbolic link.
+func openDirAt(dirfd int, name string) (int, error) {
+	return openatRetry(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// openatRetry is openat(2), called again when a signal interrupted it (a
+// FIFO's open waits for its peer, and FUSE can be interrupted).
+func openatRetry(dirfd int, path string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, path, flags, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
 
 // Flags of sync_file_range(2).
 const (

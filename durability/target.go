@@ -28,9 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +62,11 @@ type Options struct {
 	// and compare its checksum with the source's before the rename.
 	Verify bool
 
+	// Session is the run's set of destinations being written, which a
+	// fatal signal removes (Session.Interrupt); nil: a session of this
+	// destination alone.
+	Session *Session
+
 	// Source, when set, is the file being copied: with NoCache its pages
 	// are dropped behind the copy from Written, and at Abort. Without it
 	// the source is dropped only at Commit (from Commit's argument).
@@ -90,6 +92,13 @@ type Destination struct {
 	Stat *unix.Stat_t
 	temp string // the temporary file's path; "" when writing in place
 	done bool
+
+	session *Session
+	dir     *dirHandle // DEST's directory; nil when writing in place
+	base    string     // DEST's name in dir
+	entry   *tempEntry // the temporary file; nil once renamed or removed
+	lockFd  int        // holds the temporary file's lock; -1: none
+	swept   []Leftover
 
 	opts  Options
 	fd    int    // File's descriptor, kept alive with File
@@ -147,12 +156,22 @@ func (d *Destination) InPlace() bool { return d.temp == "" }
 // TempPath returns the temporary file's path ("" when in place).
 func (d *Destination) TempPath() string { return d.temp }
 
+// Leftovers returns what Create's sweep found: the dead temporary files of
+// interrupted copies to the same DEST that it removed, and those it could
+// not judge and kept (see leftovers.go). The sweep runs only when the first
+// temporary name was taken.
+func (d *Destination) Leftovers() []Leftover { return d.swept }
+
 // Create opens the destination for path: a new temporary file, mode 0600,
 // in path's directory, or path itself when o.InPlace. The open call carries
-// O_SYNC or O_DSYNC when o.Sync asks for them.
+// O_SYNC or O_DSYNC when o.Sync asks for them. The caller defers Abort,
+// which does nothing after Commit.
 func Create(path string, o Options) (*Destination, error) {
+	if o.Session == nil {
+		o.Session = NewSession()
+	}
 	flags := o.Flags | o.Sync.OpenFlags()
-	var d *Destination
+	d := &Destination{Path: path, session: o.Session, lockFd: -1}
 	if o.InPlace {
 		flags |= os.O_WRONLY | os.O_CREATE
 		if o.Truncate {
@@ -166,17 +185,25 @@ func Create(path string, o Options) (*Destination, error) {
 		if err != nil {
 			return nil, err
 		}
-		d = &Destination{Path: path, File: f}
+		d.File = f
+		o.Session.writingInPlace(d, true)
 	} else {
-		var f *os.File
-		temp, err := createTemp(path, func(tmp string) (err error) {
-			f, err = openRaw(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|flags, 0o600)
-			return err
-		})
+		dirName, base := filepath.Split(path)
+		dir, err := openDirHandle(dirName)
 		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
+		}
+		f, e, lockFd, firstTaken, err := createTempFile(o.Session, dir, base, flags)
+		if err != nil {
+			dir.close()
 			return nil, err
 		}
-		d = &Destination{Path: path, File: f, temp: temp}
+		d.File, d.temp, d.dir, d.base, d.entry, d.lockFd = f, e.path(), dir, base, e, lockFd
+		if firstTaken {
+			// By a leftover of an interrupted copy, or by a copy to
+			// the same DEST still running.
+			d.swept = o.Session.sweep(dir, base, e.name)
+		}
 	}
 	d.setup(o)
 	return d, nil
@@ -233,14 +260,17 @@ func (d *Destination) syncable() bool {
 	return d.ftype == unix.S_IFREG || d.ftype == unix.S_IFBLK
 }
 
-// Abort gives up: closes the file and removes the temporary file. An
-// in-place destination is left as it is (partial). Nothing is flushed.
+// Abort gives up: closes the file and removes the temporary file (if its
+// name still is this copy's file). An in-place destination is left as it
+// is (partial). Nothing is flushed or waited for: a background fdatasync
+// still running finishes on its own descriptor. After Commit, Abort does
+// nothing.
 func (d *Destination) Abort() {
 	if d.done {
 		return
 	}
 	d.done = true
-	d.wb.waitFlush()
+	d.wb.abandon()
 	d.abandonSourceSums()
 	if d.opts.NoCache {
 		if d.temp == "" && d.syncable() {
@@ -250,8 +280,9 @@ func (d *Destination) Abort() {
 		}
 		dropSource(d.opts.Source)
 	}
-	closeFile(d.File)
 	d.removeTemp()
+	closeFile(d.File)
+	d.release()
 }
 
 // abandonSourceSums stops the source checksummer, if one still runs.
@@ -264,9 +295,22 @@ func (d *Destination) abandonSourceSums() {
 
 // removeTemp removes the temporary file, if any, and forgets it.
 func (d *Destination) removeTemp() {
-	if d.temp != "" {
-		os.Remove(d.temp)
-		untrack(d.temp)
+	if d.entry != nil {
+		d.session.remove(d.entry)
+		d.entry = nil
+	}
+}
+
+// release drops the lock and the directory and, for an in-place
+// destination, the session's note of it: the end of Commit and Abort.
+func (d *Destination) release() {
+	if d.lockFd >= 0 {
+		unix.Close(d.lockFd)
+		d.lockFd = -1
+	}
+	d.dir.close()
+	if d.temp == "" {
+		d.session.writingInPlace(d, false)
 	}
 }
 
@@ -325,32 +369,43 @@ func (d *Destination) Commit(src *os.File) error {
 	err := d.settle(src)
 	d.abandonSourceSums() // unless verify took its result
 	if err != nil {
-		closeFile(d.File)
 		d.removeTemp()
+		closeFile(d.File)
+		d.release()
 		return err
 	}
 	if err := closeFile(d.File); err != nil {
 		d.removeTemp()
+		d.release()
 		return &Error{Op: "close", Err: err}
 	}
-	if d.temp != "" {
-		reg.Lock()
-		err := rename(d.temp, d.Path)
+	if d.entry != nil {
+		err := d.session.commit(d.entry, d.base)
+		d.entry = nil
 		if err != nil {
-			os.Remove(d.temp)
-		}
-		delete(reg.temps, d.temp)
-		forgetKeeper(d.temp)
-		reg.Unlock()
-		if err != nil {
+			d.release()
 			return &Error{Op: "rename", Err: err}
 		}
+		// The mark (or --resume's record) stays until the rename, so
+		// that a copy killed at any point before leaves a file the next
+		// run can prove is a leftover; then DEST loses it. (Killed
+		// right between the two, DEST keeps a mark, which no sweep
+		// looks at: only temporary names are swept.)
+		if d.lockFd >= 0 {
+			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.lockFd, MarkXattr) })
+		}
 	}
+	defer d.release()
 	// The directory entry: the rename above, or the entry an in-place
 	// copy created. A device's entry in /dev did not change.
 	if d.opts.Sync != SyncNone && d.ftype == unix.S_IFREG {
 		t := time.Now()
-		err := syncDir(filepath.Dir(d.Path))
+		var err error
+		if d.dir != nil {
+			err = d.dir.sync()
+		} else {
+			err = syncDir(filepath.Dir(d.Path))
+		}
 		d.stats.DirSync = time.Since(t)
 		if err != nil {
 			return &Error{Op: "fsync directory", Err: err}
@@ -454,60 +509,3 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Op + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
-
-// The temporary files being written, for the signal handler.
-var reg struct {
-	sync.Mutex
-	temps  map[string]struct{}
-	keep   map[string]*keeper // the resumable ones among temps (--resume)
-	funcs  map[int]func()
-	nextID int
-}
-
-func untrack(p string) {
-	reg.Lock()
-	delete(reg.temps, p)
-	forgetKeeper(p)
-	reg.Unlock()
-}
-
-// AtInterrupt registers fn to run when a fatal signal ends the process
-// (RemoveTempsForExit), e.g. the benchmark removing its test files. The
-// returned function unregisters it.
-func AtInterrupt(fn func()) (unregister func()) {
-	reg.Lock()
-	defer reg.Unlock()
-	reg.nextID++
-	id := reg.nextID
-	if reg.funcs == nil {
-		reg.funcs = make(map[int]func())
-	}
-	reg.funcs[id] = fn
-	return func() {
-		reg.Lock()
-		delete(reg.funcs, id)
-		reg.Unlock()
-	}
-}
-
-// RemoveTempsForExit removes every temporary file still being written but
-// the resumable ones (--resume), which it flushes and records a last
-// checkpoint in (Kept, sorted by name); it runs the AtInterrupt functions
-// and returns with the registry locked, so no rename can happen before the
-// process exits. Only for a fatal signal, right before os.Exit.
-func RemoveTempsForExit() []Kept {
-	reg.Lock()
-	var kept []Kept
-	for p := range reg.temps {
-		if k := reg.keep[p]; k != nil {
-			kept = append(kept, k.keepForExit(p))
-			continue
-		}
-		unix.Unlink(p)
-	}
-	for _, fn := range reg.funcs {
-		fn()
-	}
-	slices.SortFunc(kept, func(a, b Kept) int { return strings.Compare(a.Temp, b.Temp) })
-	return kept
-}

@@ -1,10 +1,8 @@
 package durability
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -58,28 +56,4 @@ func IsTempFor(name, base string) bool {
 		}
 	}
 	return true
-}
-
-// createTemp makes a new entry under a fresh temporary name beside path
-// with create (which must fail with os.ErrExist when the name is taken),
-// FirstTemp(path) first, and registers it for removal on a fatal signal.
-// Both happen under the registry lock, so a signal cannot leave the entry
-// behind between them.
-func createTemp(path string, create func(tmp string) error) (string, error) {
-	for i := 0; ; i++ {
-		tmp := tempName(path, i == 0)
-		reg.Lock()
-		err := create(tmp)
-		if err == nil {
-			if reg.temps == nil {
-				reg.temps = make(map[string]struct{})
-			}
-			reg.temps[tmp] = struct{}{}
-		}
-		reg.Unlock()
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		return tmp, err
-	}
 }

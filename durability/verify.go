@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -18,12 +17,12 @@ import (
 // back differs from the source.
 var ErrMismatch = errors.New("checksums differ")
 
-// CorruptEnv names the test hook of --verify: when set to a byte offset,
-// Commit flips that byte of the destination on the device (written through
-// and fdatasynced) right before the read-back, so that tests can prove a
-// corrupted copy is caught and the old DEST kept. It is read only here and
-// only with --verify; it has no other use.
-const CorruptEnv = "FASTCP_TEST_CORRUPT_BEFORE_VERIFY"
+// beforeVerify, when set, runs on the destination (opened read-write by
+// the caller's description: dirfd and name) right before --verify reads it
+// back. Only test builds set it (corrupt_testhooks.go, build tag
+// fastcp_testhooks, and the package's own tests): the shipped binary has
+// no way to change a copy's bytes.
+var beforeVerify func(dirfd int, name string) error
 
 // verifyChunk is the size of one read on each side, and the granularity at
 // which a mismatch is located. Reads of 4 MiB and more reach the virtio
@@ -70,13 +69,16 @@ func (d *Destination) verify(src *os.File) error {
 	if !d.syncable() {
 		return &Error{Op: "verify", Err: errors.New("the destination is not a regular file: it cannot be read back")}
 	}
-	path := d.temp
-	if path == "" {
-		path = d.Path
+	// The file read back is the one written: the temporary name relative
+	// to DEST's directory, never followed, and checked to be the same
+	// inode; in place, DEST.
+	dirfd, name, flags := unix.AT_FDCWD, d.Path, 0
+	if d.entry != nil {
+		dirfd, name, flags = d.dir.fd, d.entry.name, unix.O_NOFOLLOW
 	}
-	if off := os.Getenv(CorruptEnv); off != "" {
-		if err := corrupt(path, off); err != nil {
-			return &Error{Op: "verify", Err: fmt.Errorf("test hook %s: %w", CorruptEnv, err)}
+	if beforeVerify != nil {
+		if err := beforeVerify(dirfd, name); err != nil {
+			return &Error{Op: "verify", Err: fmt.Errorf("test hook: %w", err)}
 		}
 	}
 	// A block device destination is larger than the copy: compare only
@@ -105,7 +107,7 @@ func (d *Destination) verify(src *os.File) error {
 	} else {
 		go func() { srcDone <- sumSource(src, d.opts.NoCache) }()
 	}
-	dst := sumReadBack(path, limit)
+	dst := sumReadBack(dirfd, name, flags, d.Stat, limit)
 	ss := <-srcDone
 	d.stats.VerifyRead = dst.how
 	if ss.err != nil {
@@ -129,29 +131,6 @@ func (d *Destination) verify(src *os.File) error {
 		return &Error{Op: "verify", Err: fmt.Errorf("%w: the source has %d bytes, the copy %d", ErrMismatch, ss.size, dst.size)}
 	}
 	return nil
-}
-
-// corrupt is the CorruptEnv test hook: it flips the byte at offset of
-// path and makes that durable, so a read from the device sees it.
-func corrupt(path, offset string) error {
-	off, err := strconv.ParseInt(offset, 10, 64)
-	if err != nil || off < 0 {
-		return fmt.Errorf("bad offset %q", offset)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], off); err != nil {
-		return err
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b[:], off); err != nil {
-		return err
-	}
-	return f.Sync()
 }
 
 // sumSource checksums src from offset 0 with pread, leaving its file
@@ -202,12 +181,19 @@ const (
 // 0.26-0.35 s with drop-behind, 0.32-1.23 s without, as page reclaim came
 // and went). So after --verify the copy is not in the page cache. limit < 0
 // reads to end of file.
-func sumReadBack(path string, limit int64) sums {
-	fd, err := openFile(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64) sums {
+	fd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return sums{err: &os.PathError{Op: "fstat", Path: path, Err: err}}
+	}
+	if want != nil && identityOf(&st) != identityOf(want) {
+		return sums{err: &os.PathError{Op: "open", Path: path, Err: errReplaced}}
+	}
 	fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 	if n, err := resident(fd); err == nil && n == 0 {
 		fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
@@ -223,7 +209,7 @@ func sumReadBack(path string, limit int64) sums {
 		return s
 	}
 
-	dfd, err := openFile(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	dfd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|flags, 0)
 	if err == nil {
 		align := dioAlign(dfd)
 		if align > 0 {

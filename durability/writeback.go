@@ -270,11 +270,30 @@ func (w *writeback) backgroundFlush() {
 			return
 		}
 	}
+	// On a descriptor of its own, so that Abort can close the file
+	// without waiting for the flush (which may take seconds on a slow
+	// device): the flush then ends on its own and closes its duplicate.
+	fd, err := dupFd(w.fd)
+	if err != nil {
+		return // no descriptor to spare: the final flush does the work
+	}
 	w.flushing = true
 	w.flushes++
 	w.nextFlush = w.started + w.flushEvery
-	fd, call, done := w.fd, fdatasync, w.flushDone
-	go func() { done <- ignoringEINTR(func() error { return call(fd) }) }()
+	call, done := fdatasync, w.flushDone
+	go func() {
+		err := ignoringEINTR(func() error { return call(fd) })
+		unix.Close(fd)
+		done <- err
+	}()
+}
+
+// abandon stops the pipeline without waiting for anything: for Abort. A
+// background fdatasync still running finishes on its own descriptor.
+func (w *writeback) abandon() {
+	w.active = false
+	w.inflight = nil
+	w.flushing = false
 }
 
 // waitFlush waits for the background fdatasync, if one is running, and

@@ -30,7 +30,8 @@ const (
 	durODSync = 0o10000   // O_DSYNC
 )
 
-// durCorruptEnv is fastcp's --verify test hook: flip the byte at this
+// durCorruptEnv is the --verify test hook of fastcp's test build
+// (hookFastcp): flip the byte at this
 // offset of the destination on the device right before the read-back.
 const durCorruptEnv = "FASTCP_TEST_CORRUPT_BEFORE_VERIFY"
 
@@ -477,7 +478,7 @@ func TestSyncOpenFlagsInFdinfo(t *testing.T) {
 	}
 }
 
-// TestVerifyCatchesCorruption uses fastcp's test hook to flip one byte of
+// TestVerifyCatchesCorruption uses the test build's hook to flip one byte of
 // the destination on the device right before --verify reads it back: the
 // copy must fail with "checksums differ", exit 1, keep the old DEST and
 // leave no temporary file. Without the hook the same copy verifies and
@@ -500,6 +501,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 				defer cancel()
 				cmd := fastcpCmd(ctx, dir, "--verify", "--sync="+mode, "src", "dst")
+				cmd.Path = hookFastcp(t)
 				cmd.Env = append(cmd.Env, durCorruptEnv+"="+strconv.Itoa(5<<20+3))
 				r := runCmd(t, cmd)
 				want := "fastcp: verify failed for 'dst': checksums differ in bytes 4194304-8388607: crc32c "

@@ -454,7 +454,10 @@ func TestResumeForgedRecords(t *testing.T) {
 		{"checkpoint past the file's end", recordFor(st, 4<<20), junk[:1<<20], "foreign leftover (its checkpoint 4194304 lies past the end of the file)"},
 		{"another source's identity", recordFor(other, 4<<20), junk, "foreign leftover (it is a copy of another source)"},
 		{"not a record", "checkpoint=4194304", junk, "foreign leftover (not a resume record)"},
-		{"no record", "", junk, "no checkpoint (it has no resume record)"},
+		{"a plain temporary file", markValue, junk, "no checkpoint (it has no resume record)"},
+		// Not fastcp's (no mark): a user's file, which stays (issue 12,
+		// finding 3).
+		{"no mark", "", junk, "foreign leftover (it is not marked as fastcp's)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(join(dir, "dst"))
@@ -475,6 +478,11 @@ func TestResumeForgedRecords(t *testing.T) {
 				}
 			}
 			sameFiles(t, src, join(dir, "dst"))
+			if tc.record == "" || !strings.HasPrefix(tc.record, "fastcp-") {
+				// A value fastcp never writes: the file is not touched.
+				assertFileBytes(t, join(dir, resumeTemp), tc.content)
+				os.Remove(join(dir, resumeTemp))
+			}
 			assertNoTemps(t, dir)
 		})
 	}

@@ -337,9 +337,10 @@ func TestLeftoversLookedForOnlyWhenInTheWay(t *testing.T) {
 	assertFileBytes(t, join(dir, "dst"), data)
 
 	first, other := ".fastcp-dst.000000000000", ".fastcp-dst.0123456789ab"
-	writeFile(t, join(dir, first), []byte("killed run"), 0o600)
-	writeFile(t, join(dir, other), []byte("killed run"), 0o600)
-	writeFile(t, join(dir, ".fastcp-dst2.000000000000"), []byte("another DEST's"), 0o600)
+	for _, n := range []string{first, other, ".fastcp-dst2.000000000000"} {
+		writeFile(t, join(dir, n), []byte("killed run"), 0o600)
+		markLeftover(t, join(dir, n))
+	}
 	r, calls, log = durRunStrace(t, dir, trace, nil, "-v", "src", "dst")
 	wantVerboseSuccess(t, r)
 	if n := getdents(calls); n == 0 {
@@ -360,6 +361,7 @@ func TestLeftoversLookedForOnlyWhenInTheWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	markLeftover(t, f.Name())
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}

@@ -124,6 +124,13 @@ func (o *Output) Interrupted(temp, dest string, done, size int64, err error) {
 		o.prog, Quote(temp), done, size, Quote(dest), flushed)
 }
 
+// InterruptedInPlace says, after Freeze, that a fatal signal stopped the
+// in-place copy (--inplace, or a device or FIFO DEST) to dest: it holds
+// part of the copy.
+func (o *Output) InterruptedInPlace(dest string) {
+	fmt.Fprintf(o.stderr, "%s: interrupted: %s was written in place and is now incomplete\n", o.prog, Quote(dest))
+}
+
 // ErrText is the C library's text for err's errno, or err's own text.
 var ErrText = copier.ErrText
 

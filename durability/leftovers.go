@@ -1,0 +1,175 @@
+package durability
+
+import (
+	"errors"
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Leftovers of interrupted copies. SIGKILL, a crash or a power cut between
+// the creation of a temporary file and its rename leaves it behind (SIGINT,
+// SIGTERM and SIGHUP remove it: Session.Interrupt). The first temporary
+// name tried for a DEST is always the same (FirstTemp), so such a leftover
+// stands in the way of the next copy to that DEST. When that name is taken,
+// the copy goes on under a random one and then looks in DEST's directory
+// (once per directory and session, and not in directories the run created)
+// for leftovers of the same DEST name. A copy that finds the first name
+// free lists nothing: a 4 KiB file copied into a directory of 200000
+// entries took 210 ms when every copy listed it, and takes 14 ms now (cp:
+// 6 ms).
+//
+// A leftover is removed only when it provably is one: a regular file with
+// one link that carries fastcp's mark (MarkXattr) and whose lock nobody
+// holds. A fastcp that is writing a file holds its lock from before the
+// mark is set until after the rename or removal, whichever process,
+// container or NFS client runs it, and the kernel drops the lock when the
+// process dies. A file without the mark may be a user's file with a
+// similar name: it is left alone, and reported (Unmarked). A file that
+// cannot be judged (not a regular file, more than one link, unreadable, or
+// on a filesystem without user xattrs or flock) is left alone with a
+// warning.
+
+// Leftover is what the sweep found of one temporary-looking file that is
+// not a copy in progress.
+type Leftover struct {
+	Path    string // the directory as the caller named it, joined with the name
+	Removed bool   // dead and removed
+	// Unmarked: a regular file without fastcp's mark, kept: a user's
+	// file, or (rarely) one whose writer died between its create and its
+	// mark, or at its rename, or whose mark a power cut lost.
+	Unmarked bool
+}
+
+// leftover is what a look at one temporary-looking file found.
+type leftover int
+
+const (
+	leftoverGone    leftover = iota // vanished meanwhile
+	leftoverRemoved                 // dead, removed
+	leftoverInUse                   // locked: a copy in progress
+	leftoverForeign                 // not marked by fastcp: not ours
+	leftoverUnknown                 // cannot tell
+)
+
+// candidates returns the names in dir that start with TempPrefix, listing
+// the directory once per session. An unreadable directory (write and
+// search permission only) has none.
+func (s *Session) candidates(dir *dirHandle) []string {
+	var st unix.Stat_t
+	if err := unix.Fstat(dir.fd, &st); err != nil {
+		return nil
+	}
+	key := identityOf(&st)
+	s.dirsMu.Lock()
+	defer s.dirsMu.Unlock()
+	if names, ok := s.dirs[key]; ok {
+		return names
+	}
+	if s.dirs == nil {
+		s.dirs = make(map[identity][]string)
+	}
+	var names []string
+	if all, err := listNames(dir.fd); err == nil {
+		for _, n := range all {
+			if strings.HasPrefix(n, TempPrefix) {
+				names = append(names, n)
+			}
+		}
+	}
+	s.dirs[key] = names
+	return names
+}
+
+// listNames lists the directory dirfd, sorted.
+func listNames(dirfd int) ([]string, error) {
+	fd, err := openDirAt(dirfd, ".")
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), ".")
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+// sweep removes the dead temporary files of earlier runs for DEST base in
+// dir and returns what it removed and what it could not judge. skip is this
+// copy's own temporary file.
+func (s *Session) sweep(dir *dirHandle, base, skip string) []Leftover {
+	var found []Leftover
+	for _, name := range s.candidates(dir) {
+		if name == skip || !IsTempFor(name, base) {
+			continue
+		}
+		switch removeIfDead(dir.fd, name) {
+		case leftoverRemoved:
+			found = append(found, Leftover{Path: dir.join(name), Removed: true})
+		case leftoverForeign:
+			found = append(found, Leftover{Path: dir.join(name), Unmarked: true})
+		case leftoverUnknown:
+			found = append(found, Leftover{Path: dir.join(name)})
+		}
+	}
+	return found
+}
+
+// removeIfDead removes the temporary file name in dirfd if it carries
+// fastcp's mark and nobody holds its lock. It opens nothing but a regular
+// file (O_NOFOLLOW, and O_NONBLOCK so a FIFO put there in the meantime does
+// not block), and unlinks the name only while it is the file it locked.
+func removeIfDead(dirfd int, name string) leftover {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			return leftoverGone
+		}
+		return leftoverUnknown
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		// A symbolic link, FIFO or device node, or a hard link, left
+		// by Replace, or somebody else's: nothing marks those.
+		return leftoverUnknown
+	}
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT {
+			return leftoverGone
+		}
+		return leftoverUnknown
+	}
+	defer unix.Close(fd)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil || identityOf(&fst) != identityOf(&st) || fst.Mode&unix.S_IFMT != unix.S_IFREG {
+		return leftoverUnknown
+	}
+	if err := readMark(fd); err != nil {
+		if errors.Is(err, errNotMarked) {
+			return leftoverForeign
+		}
+		return leftoverUnknown // no user xattrs here: cannot tell
+	}
+	switch err := ignoringEINTR(func() error { return flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {
+	case nil:
+	case unix.EWOULDBLOCK:
+		return leftoverInUse
+	default:
+		return leftoverUnknown // ENOLCK, EOPNOTSUPP: no locks here
+	}
+	// Marked and unlocked: its writer is gone. Still the same file under
+	// that name? (A copy that finished renamed it away; nothing can take
+	// the name back while this lock is held but a user.)
+	if !entryIs(dirfd, name, identityOf(&fst)) {
+		return leftoverGone
+	}
+	if err := unlinkat(dirfd, name, 0); err != nil {
+		if err == unix.ENOENT {
+			return leftoverGone
+		}
+		return leftoverUnknown
+	}
+	return leftoverRemoved
+}

@@ -1,0 +1,319 @@
+package durability
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mark gives the file at p fastcp's mark, as a run that was killed leaves it.
+func mark(t *testing.T, p string) {
+	t.Helper()
+	if err := unix.Setxattr(p, MarkXattr, []byte(markMagic), 0); err != nil {
+		if IsUnsupported(err) {
+			t.Skipf("no user xattrs on %s", filepath.Dir(p))
+		}
+		t.Fatal(err)
+	}
+}
+
+func hasMark(t *testing.T, p string) bool {
+	t.Helper()
+	_, err := unix.Getxattr(p, MarkXattr, make([]byte, 64))
+	if err != nil && err != unix.ENODATA && !IsUnsupported(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func ino(t *testing.T, p string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// The temporary file carries the mark while it is written; DEST does not
+// once it is renamed into place.
+func TestTempFileMarkedWhileWritten(t *testing.T) {
+	dir, dest, src := setup(t, []byte("new"))
+	d, err := Create(dest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	err = readMark(d.fd)
+	if IsUnsupported(err) {
+		t.Skipf("no user xattrs in %s", dir)
+	}
+	if err != nil {
+		t.Fatalf("readMark: %v", err)
+	}
+	d.File.WriteAt([]byte("new"), 0)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	if hasMark(t, dest) {
+		t.Error("DEST kept the temporary file's mark")
+	}
+}
+
+// Another run (or a user) replaced the temporary name with a file of its
+// own: Abort leaves that file alone, Commit does not rename it over DEST,
+// and Interrupt does not remove it. (Issue 12, finding 2: the abort of one
+// copy removed a second copy's file, which then renamed a third's data.)
+func TestTempFileBelongsToItsInode(t *testing.T) {
+	for _, end := range []string{"abort", "commit", "interrupt"} {
+		t.Run(end, func(t *testing.T) {
+			dir, dest, src := setup(t, []byte("new"))
+			s := NewSession()
+			d, err := Create(dest, Options{Session: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.File.WriteAt([]byte("new"), 0)
+			temp := d.TempPath()
+			if err := os.Remove(temp); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(temp, []byte("another run's"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			theirs := ino(t, temp)
+			switch end {
+			case "abort":
+				d.Abort()
+			case "commit":
+				err := d.Commit(src)
+				var de *Error
+				if !errors.As(err, &de) || de.Op != "rename" || !errors.Is(err, errReplaced) {
+					t.Errorf("Commit: %v, want a refused rename", err)
+				}
+			case "interrupt":
+				if r := s.Interrupt(); len(r.Partial) != 0 || len(r.Kept) != 0 {
+					t.Errorf("Interrupt: %+v", r)
+				}
+			}
+			if b, err := os.ReadFile(temp); err != nil || string(b) != "another run's" || ino(t, temp) != theirs {
+				t.Errorf("the other file under the temporary name: %q, %v", b, err)
+			}
+			assertOld(t, dest)
+			_ = dir
+		})
+	}
+}
+
+// Interrupt removes the temporary files of the session and names the
+// in-place destinations it leaves partial; then no rename happens.
+func TestSessionInterrupt(t *testing.T) {
+	dir, dest, _ := setup(t, []byte("new"))
+	s := NewSession()
+	_, err := Create(dest, Options{Session: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace := filepath.Join(dir, "inplace")
+	_, err = Create(inPlace, Options{Session: s, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	s.AtInterrupt(func() { ran = true })
+	partial := s.Interrupt().Partial
+	if len(partial) != 1 || partial[0] != inPlace || !ran {
+		t.Errorf("Interrupt: partial %q, AtInterrupt ran: %v", partial, ran)
+	}
+	assertNoTemps(t, dir)
+	// Locked for good: a Commit now would wait in renaming until the
+	// process exits.
+	if s.mu.TryLock() {
+		t.Error("the session is not locked after Interrupt")
+	}
+	assertOld(t, dest)
+}
+
+// Abort does not wait for a background fdatasync still running (on a slow
+// device it takes seconds): it returns, the temporary file is gone, and the
+// flush ends on its own descriptor.
+func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
+	data := randomData(4 << 20)
+	dir, dest, _ := setup(t, data)
+	c := record(t)
+	inFlush, release := make(chan struct{}, 8), make(chan struct{})
+	real := fdatasync
+	fdatasync = func(fd int) error {
+		inFlush <- struct{}{}
+		<-release
+		return real(fd)
+	}
+	defer close(release)
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, FlushEvery: 1 << 20})
+	copyInto(t, d, data, 1<<20)
+	<-inFlush
+	aborted := make(chan struct{})
+	go func() { d.Abort(); close(aborted) }()
+	select {
+	case <-aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Abort waited for the background fdatasync")
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
+// The sweep removes a temporary file only when it carries the mark and
+// nobody holds its lock; what it cannot judge it keeps and reports; a
+// file without the mark is not fastcp's and is neither removed nor
+// reported. (Issue 12, finding 3: a user's .fastcp-foo.000000000000 was
+// deleted.)
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "dst")
+	p := func(hex string) string { return filepath.Join(dir, TempPrefix+"dst."+hex) }
+	write := func(path string) {
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead, users, locked, linked, link, fifo := p("000000000000"), p("0123456789ab"), p("00000000000a"), p("00000000000b"), p("00000000000c"), p("00000000000d")
+	write(dead)
+	mark(t, dead)
+	write(users)
+	write(locked)
+	mark(t, locked)
+	lf, err := os.Open(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	write(linked)
+	mark(t, linked)
+	if err := os.Link(linked, linked+"-link"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, TempPrefix+"dst2.000000000000")
+	write(other)
+	mark(t, other)
+
+	d, err := Create(dest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if d.TempPath() == dead || !IsTempFor(filepath.Base(d.TempPath()), "dst") {
+		t.Fatalf("temporary file %s", d.TempPath())
+	}
+	var got []string
+	for _, l := range d.Leftovers() {
+		s := "kept "
+		if l.Removed {
+			s = "removed "
+		}
+		got = append(got, s+filepath.Base(l.Path))
+	}
+	want := []string{"removed " + filepath.Base(dead), "kept " + filepath.Base(linked), "kept " + filepath.Base(link), "kept " + filepath.Base(fifo)}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("sweep: %q, want %q", got, want)
+	}
+	if _, err := os.Lstat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead leftover: %v", err)
+	}
+	for _, keep := range []string{users, locked, linked, link, fifo, other} {
+		if _, err := os.Lstat(keep); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
+	}
+	// A second copy into the same directory with the same session does
+	// not list it again.
+	s := NewSession()
+	write(dead)
+	mark(t, dead)
+	d1, err := Create(dest, Options{Session: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d1.Abort()
+	if len(d1.Leftovers()) == 0 {
+		t.Fatal("no sweep with the first name taken")
+	}
+	later := p("0000000000ff")
+	write(later)
+	mark(t, later)
+	write(dead) // taken again, by a file that is not fastcp's
+	d2, err := Create(dest, Options{Session: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Abort()
+	for _, l := range d2.Leftovers() {
+		if l.Path == later {
+			t.Errorf("the directory was listed again: %v", l)
+		}
+	}
+	if _, err := os.Lstat(later); err != nil {
+		t.Errorf("%s: %v", later, err)
+	}
+}
+
+// A leftover with the mark on a directory this run created is not looked for.
+func TestDirCreatedIsNotSwept(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSession()
+	s.DirCreated(dir)
+	first := FirstTemp(filepath.Join(dir, "dst"))
+	if err := os.WriteFile(first, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mark(t, first)
+	d, err := Create(filepath.Join(dir, "dst"), Options{Session: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if len(d.Leftovers()) != 0 {
+		t.Errorf("swept a directory the run created: %v", d.Leftovers())
+	}
+}
+
+// Replace puts the entry in place and leaves nothing under a temporary
+// name, also when finish fails.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "link")
+	if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession()
+	symlink := func(e Entry) error { return unix.Symlinkat("target", e.Dir, e.Name) }
+	boom := errors.New("boom")
+	if _, err := Replace(s, dest, symlink, func(Entry) error { return boom }); err != boom {
+		t.Errorf("Replace: %v, want the finish error", err)
+	}
+	if b, _ := os.ReadFile(dest); string(b) != "old" {
+		t.Errorf("DEST changed after a failed finish: %q", b)
+	}
+	assertNoTemps(t, dir)
+	if _, err := Replace(s, dest, symlink, nil); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := os.Readlink(dest); err != nil || l != "target" {
+		t.Errorf("DEST: %q, %v", l, err)
+	}
+	assertNoTemps(t, dir)
+}

@@ -1,0 +1,185 @@
+package durability
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Session is one run's set of destinations being written, for the signal
+// handler: main makes one (NewSession), passes it to every Create and
+// Replace (Options.Session), and on a fatal signal calls Interrupt, which
+// removes the temporary files this run made (by identity: a name another
+// run took over is left alone) and keeps every later rename from
+// happening. It also remembers, per directory, what the sweep of leftovers
+// found there, so a directory is listed at most once per run.
+type Session struct {
+	mu      sync.Mutex
+	temps   map[*tempEntry]struct{}
+	inPlace map[*Destination]struct{}
+	funcs   map[int]func()
+	nextID  int
+
+	dirsMu sync.Mutex
+	dirs   map[identity][]string // directory -> its temporary-looking names; nil: none
+}
+
+// NewSession returns an empty session.
+func NewSession() *Session { return &Session{} }
+
+// create makes an entry under s's lock with mk, which returns the new
+// entry's identity, and registers it.
+func (s *Session) create(dir *dirHandle, name string, mk func() (identity, error)) (*tempEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, err := mk()
+	if err != nil {
+		return nil, err
+	}
+	e := &tempEntry{dir: dir, name: name, id: id}
+	if s.temps == nil {
+		s.temps = make(map[*tempEntry]struct{})
+	}
+	s.temps[e] = struct{}{}
+	return e, nil
+}
+
+// forget unregisters e without touching it.
+func (s *Session) forget(e *tempEntry) {
+	s.mu.Lock()
+	delete(s.temps, e)
+	s.mu.Unlock()
+}
+
+// remove removes e (if its name still is this run's file) and unregisters it.
+func (s *Session) remove(e *tempEntry) {
+	s.mu.Lock()
+	e.removeIfOurs()
+	s.drop(e)
+	s.mu.Unlock()
+}
+
+// drop unregisters e; s is locked.
+func (s *Session) drop(e *tempEntry) {
+	delete(s.temps, e)
+	if e.keeper != nil {
+		unix.Close(e.keeper.fd)
+		e.keeper = nil
+	}
+}
+
+// keep makes e resumable (--resume): a fatal signal records its last
+// checkpoint with k instead of removing it.
+func (s *Session) keep(e *tempEntry, k *keeper) {
+	s.mu.Lock()
+	e.keeper = k
+	s.mu.Unlock()
+}
+
+// commit renames e over target and unregisters it; on failure e is
+// removed. Under s's lock: after Interrupt, no rename happens.
+func (s *Session) commit(e *tempEntry, target string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := e.renameOver(target)
+	if err != nil {
+		e.removeIfOurs()
+	}
+	s.drop(e)
+	return err
+}
+
+// writingInPlace notes (on) or forgets an in-place destination being
+// written, so Interrupt can say that it is left partial.
+func (s *Session) writingInPlace(d *Destination, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !on {
+		delete(s.inPlace, d)
+		return
+	}
+	if s.inPlace == nil {
+		s.inPlace = make(map[*Destination]struct{})
+	}
+	s.inPlace[d] = struct{}{}
+}
+
+// AtInterrupt registers fn to run at Interrupt, e.g. the benchmark removing
+// its test files. The returned function unregisters it.
+func (s *Session) AtInterrupt(fn func()) (unregister func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	id := s.nextID
+	if s.funcs == nil {
+		s.funcs = make(map[int]func())
+	}
+	s.funcs[id] = fn
+	return func() {
+		s.mu.Lock()
+		delete(s.funcs, id)
+		s.mu.Unlock()
+	}
+}
+
+// Interrupted is what Interrupt left behind.
+type Interrupted struct {
+	// Kept are the resumable temporary files (--resume), flushed and
+	// recorded at the copy's progress, sorted by name.
+	Kept []Kept
+	// Partial are the in-place destinations that were being written,
+	// sorted: they now hold part of the copy.
+	Partial []string
+}
+
+// Interrupt is for a fatal signal, right before the process exits: it
+// removes every temporary file and entry still being written (each only if
+// its name still is the file this run made) but the resumable ones, which
+// it flushes and records a last checkpoint in; it runs the AtInterrupt
+// functions and returns what it kept and which in-place destinations it
+// leaves partial, with the session locked for good, so no rename can
+// happen before the process exits.
+//
+// For the files it removes it waits for nothing: they are unlinked, not
+// flushed. What the kernel has already sent to the device still has to
+// finish before the exiting process's last reference to such a file is
+// dropped (the kernel waits for pages under writeback when it frees the
+// inode); that is at most what the writeback pipeline keeps in flight
+// (writeback.go), and what the kernel's own flusher started.
+func (s *Session) Interrupt() Interrupted {
+	s.mu.Lock()
+	var r Interrupted
+	for e := range s.temps {
+		if e.keeper != nil {
+			r.Kept = append(r.Kept, e.keeper.keepForExit(e.path()))
+			continue
+		}
+		e.removeIfOurs()
+	}
+	for _, fn := range s.funcs {
+		fn()
+	}
+	for d := range s.inPlace {
+		r.Partial = append(r.Partial, d.Path)
+	}
+	slices.SortFunc(r.Kept, func(a, b Kept) int { return strings.Compare(a.Temp, b.Temp) })
+	slices.Sort(r.Partial)
+	return r
+}
+
+// DirCreated tells the session that this run created the directory at
+// path: nothing can be left over in it, and the sweep need not list it.
+func (s *Session) DirCreated(path string) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return
+	}
+	s.dirsMu.Lock()
+	defer s.dirsMu.Unlock()
+	if s.dirs == nil {
+		s.dirs = make(map[identity][]string)
+	}
+	s.dirs[identityOf(&st)] = nil
+}

@@ -1,0 +1,242 @@
+package durability
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// The temporary file's life. A temporary file belongs to its inode, not to
+// its name: another copy to the same DEST, a sweep of leftovers or a user
+// may remove or replace the name at any moment, so nothing here unlinks or
+// renames a name without first checking (fstatat against the identity
+// taken when the file was created) that the name still is the file this
+// copy made. Every call is relative to DEST's directory, opened once, so
+// the directory cannot be swapped under the copy either.
+//
+// Its steps, in this order:
+//
+//	openat(dir, .fastcp-NAME.HEX, O_CREAT|O_EXCL|O_NOFOLLOW, 0600), fstat: the identity
+//	flock(LOCK_EX) on a duplicate of the descriptor: "a copy is writing this"
+//	fstatat: the name still is this file (else start over under a new name)
+//	fsetxattr(user.fastcp.temp): "fastcp made this"
+//	... copy, flush, verify ...
+//	fremovexattr, close, fstatat + renameat over DEST, fsync(dir), unlock
+//
+// The mark comes after the lock, so a file that carries the mark and whose
+// lock can be taken was made by a fastcp that is gone (killed, or the
+// machine crashed): only such a file is a leftover the sweep may remove
+// (leftovers.go). A file without the mark is never removed, whatever its
+// name: it is the user's, or it was made by a run too old to mark it.
+
+// MarkXattr is the extended attribute that marks a file as a temporary
+// file of fastcp. Its value is markMagic, or for a copy made with --resume
+// its resume record (resume.go), which starts with resumeMagic.
+const MarkXattr = "user.fastcp.temp"
+
+// markMagic is the mark's value on a temporary file without a resume
+// record: the format and its version.
+const markMagic = "fastcp-temp-1"
+
+// errNotMarked is readMark's answer for a file without fastcp's mark.
+var errNotMarked = errors.New("not marked as a temporary file of fastcp")
+
+// readMark reports whether the open file fd carries fastcp's mark: nil, or
+// errNotMarked, or the error of a filesystem that keeps no user extended
+// attributes (IsUnsupported).
+func readMark(fd int) error {
+	buf := make([]byte, 256)
+	n, err := fgetxattr(fd, MarkXattr, buf)
+	switch {
+	case err == unix.ENODATA, err == unix.ERANGE:
+		return errNotMarked // ERANGE: longer than anything fastcp writes
+	case err != nil:
+		return err
+	}
+	if v := buf[:n]; bytes.HasPrefix(v, []byte(markMagic)) || bytes.HasPrefix(v, []byte(resumeMagic+" ")) {
+		return nil
+	}
+	return errNotMarked
+}
+
+// IsUnsupported reports whether err says the filesystem or kernel does not
+// offer the call: user extended attributes, or flock.
+func IsUnsupported(err error) bool {
+	return errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP) ||
+		errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOLCK)
+}
+
+// dirHandle is a directory opened once, by the path the user gave (so a
+// symbolic link among its components is followed, as cp follows it), for
+// the calls relative to it.
+type dirHandle struct {
+	fd    int
+	shown string // the directory as the user named it, "" for "."
+	path  bool   // fd is O_PATH (no read permission): it cannot be fsynced or listed
+}
+
+// openDirHandle opens dir for calls relative to it: O_RDONLY when it may be
+// read (for the fsync and the listing), else O_PATH, which needs only
+// search permission, as creating a file in it does.
+func openDirHandle(dir string) (*dirHandle, error) {
+	name := "."
+	if dir != "" {
+		name = filepath.Clean(dir)
+	}
+	fd, err := openDir(name)
+	if err == unix.EACCES {
+		fd, err = openPathDir(name)
+		if err == nil {
+			return &dirHandle{fd: fd, shown: dir, path: true}, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &dirHandle{fd: fd, shown: dir}, nil
+}
+
+func (h *dirHandle) close() {
+	if h != nil && h.fd >= 0 {
+		unix.Close(h.fd)
+		h.fd = -1
+	}
+}
+
+// join names an entry of the directory for messages.
+func (h *dirHandle) join(name string) string { return filepath.Join(h.shown, name) }
+
+// sync fsyncs the directory. An O_PATH handle is opened again for it, which
+// fails as it did the first time: fsync needs a descriptor opened for
+// reading.
+func (h *dirHandle) sync() error {
+	fd := h.fd
+	if h.path {
+		var err error
+		if fd, err = openDirAt(h.fd, "."); err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+	}
+	return ignoringEINTR(func() error { return fsync(fd) })
+}
+
+// identity is a file's device and inode numbers.
+type identity struct{ dev, ino uint64 }
+
+func identityOf(st *unix.Stat_t) identity { return identity{dev: st.Dev, ino: st.Ino} }
+
+// entryIs reports whether name in dir is (still) the file with identity
+// id, without following a symbolic link.
+func entryIs(dirfd int, name string, id identity) bool {
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return false
+	}
+	return identityOf(&st) == id
+}
+
+// tempEntry is a directory entry this run made under a temporary name: a
+// temporary file, or the new entry of Replace. The session keeps it until
+// it is renamed into place or removed, so that a fatal signal removes it.
+type tempEntry struct {
+	dir    *dirHandle
+	name   string
+	id     identity
+	keeper *keeper // --resume: recorded, and kept on a fatal signal
+}
+
+// path names the entry for messages.
+func (e *tempEntry) path() string { return e.dir.join(e.name) }
+
+// removeIfOurs unlinks the entry if its name still is the file this run
+// made; a name that another run or a user reused is left alone.
+func (e *tempEntry) removeIfOurs() {
+	if entryIs(e.dir.fd, e.name, e.id) {
+		unlinkat(e.dir.fd, e.name, 0)
+	}
+}
+
+// errReplaced is Commit's error when the temporary name no longer is the
+// file the copy wrote: it is not renamed over DEST.
+var errReplaced = errors.New("the temporary file was removed or replaced by another process")
+
+// renameOver renames the entry over target in the same directory, provided
+// the name still is this run's file.
+func (e *tempEntry) renameOver(target string) error {
+	if !entryIs(e.dir.fd, e.name, e.id) {
+		return errReplaced
+	}
+	return renameat(e.dir.fd, e.name, e.dir.fd, target)
+}
+
+// createTempFile makes a new temporary file beside base in dir, as the
+// package comment above says: created under the first free name
+// (FirstTemp's first), locked, checked and marked. It reports whether the
+// first name was taken, which means a leftover may be there. The entry is
+// registered with s before the create returns, under s's lock, so a signal
+// cannot leave it behind.
+func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, err error) {
+	value := []byte(markMagic)
+	for i := 0; ; i++ {
+		name := filepath.Base(tempName(base, i == 0))
+		var fd int
+		e, err = s.create(dir, name, func() (identity, error) {
+			var err error
+			fd, err = openat(dir.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
+			if err != nil {
+				return identity{}, err
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				unix.Close(fd)
+				// Created a moment ago under O_EXCL: nobody else could
+				// have had the name in between.
+				unlinkat(dir.fd, name, 0)
+				return identity{}, err
+			}
+			return identityOf(&st), nil
+		})
+		if err == unix.EEXIST {
+			firstTaken = true
+			continue
+		}
+		if err != nil {
+			return nil, nil, -1, firstTaken, &os.PathError{Op: "open", Path: dir.join(name), Err: err}
+		}
+		lockFd = lockTempFd(fd)
+		if !entryIs(dir.fd, name, e.id) {
+			// Removed (or replaced) before the lock was taken, by
+			// something that is not fastcp (a sweep never removes an
+			// unmarked file): start over under a new name.
+			s.forget(e)
+			unix.Close(fd)
+			if lockFd >= 0 {
+				unix.Close(lockFd)
+			}
+			continue
+		}
+		// Where the filesystem keeps no user xattrs, the file stays
+		// unmarked: a later sweep then cannot prove it is a leftover and
+		// only warns about it.
+		_ = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
+		return os.NewFile(uintptr(fd), dir.join(name)), e, lockFd, firstTaken, nil
+	}
+}
+
+// lockTempFd takes the lock that marks a temporary file as being written,
+// on a duplicate of fd: Commit closes the file before the rename, and the
+// lock must outlive that close. It returns the duplicate (-1 if none could
+// be made); where flock is not supported the duplicate holds no lock, the
+// copy goes on unlocked, and a sweep can never judge its file dead.
+func lockTempFd(fd int) int {
+	dup, err := dupFd(fd)
+	if err != nil {
+		return -1
+	}
+	_ = ignoringEINTR(func() error { return flock(dup, unix.LOCK_EX) })
+	return dup
+}
