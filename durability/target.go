@@ -374,6 +374,13 @@ func (d *Destination) Commit(src *os.File) error {
 		d.release()
 		return err
 	}
+	if d.entry != nil {
+		// The mark (or --resume's record) goes before the rename: DEST
+		// appears with its attributes final. A copy killed in the few
+		// microseconds between leaves a complete temporary file that no
+		// later run can prove is a leftover: it is kept (not removed).
+		_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
+	}
 	if err := closeFile(d.File); err != nil {
 		d.removeTemp()
 		d.release()
@@ -385,14 +392,6 @@ func (d *Destination) Commit(src *os.File) error {
 		if err != nil {
 			d.release()
 			return &Error{Op: "rename", Err: err}
-		}
-		// The mark (or --resume's record) stays until the rename, so
-		// that a copy killed at any point before leaves a file the next
-		// run can prove is a leftover; then DEST loses it. (Killed
-		// right between the two, DEST keeps a mark, which no sweep
-		// looks at: only temporary names are swept.)
-		if d.lockFd >= 0 {
-			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.lockFd, MarkXattr) })
 		}
 	}
 	defer d.release()

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // removedRE is the -v line of a run that removed a dead temporary file.
@@ -72,7 +74,9 @@ func rerunCleansUp(t *testing.T, dir string, data []byte) {
 // entry to a chosen system call) while it writes the data, at the flush,
 // at the rename and at the directory's fsync, with and without an existing
 // DEST. Whatever the point, DEST is absent or old, or complete: never part
-// of the copy. The next run removes the temporary file left behind.
+// of the copy. The next run removes the temporary file left behind, except
+// one killed at its rename: its mark is gone by then (so that DEST appears
+// with its attributes final), and a file without the mark is never removed.
 func TestSIGKILLAtEveryStep(t *testing.T) {
 	t.Parallel()
 	seed := time.Now().UnixNano()
@@ -134,6 +138,26 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 					t.Fatalf("fastcp was not killed (exit %d, stderr %q):\n%s", tr.code, tr.stderr, tr.log)
 				}
 				wantOldNewOrNothing(t, join(dir, "dst"), old, data)
+				if p.name == "rename" {
+					// The mark went right before the rename, so that DEST
+					// appears with its attributes final: the complete
+					// copy left is not provably fastcp's, and is kept.
+					left := tempFiles(t, dir)
+					if len(left) != 1 {
+						t.Fatalf("temporary files left: %v, want the one killed at its rename", left)
+					}
+					assertFileBytes(t, join(dir, left[0]), data)
+					if _, err := unix.Getxattr(join(dir, left[0]), markXattr, make([]byte, 64)); err != unix.ENODATA {
+						t.Errorf("the file killed at its rename: mark %v, want none", err)
+					}
+					r := fastcp(t, dir, "-v", "src", "dst")
+					if r.code != 0 || r.stderr != "" || r.stdout != "'src' -> 'dst'\n" {
+						t.Errorf("the run after the kill: %v", r)
+					}
+					assertFileBytes(t, join(dir, "dst"), data)
+					assertFileBytes(t, join(dir, left[0]), data)
+					return
+				}
 				rerunCleansUp(t, dir, data)
 			})
 		}
