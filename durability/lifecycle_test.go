@@ -170,8 +170,8 @@ func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
 
 // The sweep removes a temporary file only when it carries the mark and
 // nobody holds its lock; what it cannot judge it keeps and reports; a
-// file without the mark is not fastcp's and is neither removed nor
-// reported. (Issue 12, finding 3: a user's .fastcp-foo.000000000000 was
+// file without the mark may be a user's: it is kept and reported as
+// unmarked. (Issue 12, finding 3: a user's .fastcp-foo.000000000000 was
 // deleted.)
 func TestSweep(t *testing.T) {
 	dir := t.TempDir()
@@ -222,12 +222,15 @@ func TestSweep(t *testing.T) {
 	var got []string
 	for _, l := range d.Leftovers() {
 		s := "kept "
-		if l.Removed {
+		switch {
+		case l.Removed:
 			s = "removed "
+		case l.Unmarked:
+			s = "unmarked "
 		}
 		got = append(got, s+filepath.Base(l.Path))
 	}
-	want := []string{"removed " + filepath.Base(dead), "kept " + filepath.Base(linked), "kept " + filepath.Base(link), "kept " + filepath.Base(fifo)}
+	want := []string{"removed " + filepath.Base(dead), "kept " + filepath.Base(linked), "kept " + filepath.Base(link), "kept " + filepath.Base(fifo), "unmarked " + filepath.Base(users)}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("sweep: %q, want %q", got, want)
 	}
