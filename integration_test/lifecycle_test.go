@@ -150,10 +150,10 @@ func TestThreeCopiesToOneDest(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		return cmd, &stderr
 	}
-	exitOK := func(name string, cmd *exec.Cmd, out *bytes.Buffer) {
+	exitOK := func(name string, cmd *exec.Cmd, out *bytes.Buffer, allowed string) {
 		t.Helper()
 		err := cmd.Wait()
-		if rest := dropStraceLines(out.String()); err != nil || rest != "" {
+		if rest := dropStraceLines(out.String()); err != nil || (rest != "" && rest != allowed) {
 			t.Errorf("copy %s: %v, output %q", name, err, rest)
 		}
 	}
@@ -163,15 +163,18 @@ func TestThreeCopiesToOneDest(t *testing.T) {
 	if !waitFor(func() bool { _, err := os.Lstat(first); return err == nil }) {
 		t.Fatal("copy A made no temporary file")
 	}
+	// B and C find A's file between its create and its lock, when it is
+	// not marked yet: they name it and leave it alone.
+	unmarked := "fastcp: warning: '.fastcp-dst.000000000000' has the name of a temporary file of fastcp but not its mark: left alone\n"
 	r := fastcp(t, dir, "srcB", "dst")
-	if r.code != 0 || r.stderr != "" || r.stdout != "" {
+	if r.code != 0 || (r.stderr != "" && r.stderr != unmarked) || r.stdout != "" {
 		t.Errorf("copy B: %v", r)
 	}
 	wantWhole("after B")
 	c, cOut := slow("rename,renameat,renameat2", []string{"rename,renameat,renameat2:delay_enter=2500000"}, "srcC", "dst")
-	exitOK("C", c, cOut)
+	exitOK("C", c, cOut, unmarked)
 	wantWhole("after C")
-	exitOK("A", a, aOut)
+	exitOK("A", a, aOut, "")
 	wantWhole("after A")
 	assertNoTemps(t, dir)
 }

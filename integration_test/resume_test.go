@@ -613,6 +613,9 @@ func TestResumeTree(t *testing.T) {
 	// leaves it alone.
 	var unmarked []string
 	for _, l := range lines(r.stderr) {
+		if m := regexp.MustCompile(`^fastcp: warning: 'dst/\.fastcp-(f\d\d)\.000000000000' has the name of a temporary file of fastcp but not its mark: left alone$`).FindStringSubmatch(l); m != nil && !done[m[1]] {
+			continue // the sweep's word for the same leftover
+		}
 		m := regexp.MustCompile(`^fastcp: warning: copying 'dst/(f\d\d)' from the start: (no checkpoint \((no checkpoint was recorded|it has no resume record)\)|foreign leftover \(it is not marked as fastcp's\))$`).FindStringSubmatch(l)
 		if m == nil || done[m[1]] {
 			t.Errorf("the rerun's stderr: %q", l)
