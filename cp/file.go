@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -262,7 +261,6 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	resumable := o.Resume && !inPlace && before.Mode&unix.S_IFMT == unix.S_IFREG
 	var reached *atomic.Int64
 	var start int64
-	named := "" // a leftover --resume's warning named already
 	var dest *durability.Destination
 	if resumable {
 		reached = new(atomic.Int64)
@@ -276,7 +274,6 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			return false
 		case errors.As(lerr, &fresh):
 			r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
-			named = fresh.Temp
 		}
 		if dest != nil && o.Debug {
 			r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(dest.TempPath()), start, before.Size))
@@ -298,11 +295,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		return false
 	}
 	defer dest.Abort()
-	left := dest.Leftovers()
-	if named != "" {
-		left = slices.DeleteFunc(slices.Clone(left), func(l durability.Leftover) bool { return l.Path == named })
-	}
-	a.reportLeftovers(r, dst, left)
+	a.reportLeftovers(r, dst, dest.Leftovers())
 	var checkpoint func(int64) error
 	if resumable {
 		if !dest.Resumable() {

@@ -400,9 +400,10 @@ func (im *Image) lookup(p string) (*inode, bool) {
 
 // Entry is what an image holds under a name.
 type Entry struct {
-	Mode   uint32 // S_IFMT and permission bits
-	Data   []byte // a regular file's content
-	Target string // a symbolic link's target
+	Mode   uint32            // S_IFMT and permission bits
+	Data   []byte            // a regular file's content
+	Target string            // a symbolic link's target
+	Xattrs map[string][]byte // its extended attributes
 }
 
 // Stat returns what the image holds at path, and whether there is anything.
@@ -411,7 +412,7 @@ func (im *Image) Stat(p string) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	e := Entry{Mode: n.mode, Target: n.target}
+	e := Entry{Mode: n.mode, Target: n.target, Xattrs: im.xattrs(n)}
 	if n.isReg() {
 		e.Data = im.content(n.ino)
 	}
