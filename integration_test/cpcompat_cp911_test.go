@@ -637,3 +637,26 @@ func TestCpCompatPreserveMode(t *testing.T) {
 		})
 	}
 }
+
+// TestCpCompatJobs911: cp 9.11's options with -j 4 over the -j tree
+// (150 files, an existing destination with conflicts) give what cp gives.
+func TestCpCompatJobs911(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	for _, args := range [][]string{
+		{"-rl", "j", "out"},
+		{"-rbv", "j", "out"},
+		{"-rv", "--backup=numbered", "j", "out"},
+		{"-rv", "--remove-destination", "j", "out"},
+		{"-rd", "j", "out"},
+		{"-r", "--attributes-only", "j", "out"},
+		{"-a", "--no-preserve=mode,links", "j", "out"},
+		{"-rsv", "@W@/j", "out"},
+	} {
+		sc := ccScenario{name: strings.Join(args, "_"), args: args, fastcpOnly: ccArgs("-j", "4"), fixture: ccJobsTree()}
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenarioAnyCode(t, sc, t.TempDir(), setup.Bin)
+		})
+	}
+}
