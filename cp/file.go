@@ -809,7 +809,7 @@ func (a *app) attributesOnly(r *record, srcF *os.File, sfi os.FileInfo, path, ds
 			return a.attributesOnlyFd(r, srcF, sfi, fd, dst)
 		}
 	}
-	r.fail(fmt.Sprintf("cannot open %s for writing: %s", quote(dst), errText(unwrapPath(err))))
+	r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unwrapPath(err))))
 	return false
 }
 

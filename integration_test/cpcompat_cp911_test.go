@@ -660,3 +660,36 @@ func TestCpCompatJobs911(t *testing.T) {
 		})
 	}
 }
+
+// TestCpCompatUnprivileged911: cp 9.11's options on DESTs the user cannot
+// write, run as ccNobody through both programs.
+func TestCpCompatUnprivileged911(t *testing.T) {
+	t.Parallel()
+	scratch, bin := ccUserScratch(t)
+	for _, sc := range []ccScenario{
+		{name: "rd-unwritable-dest", args: ccArgs("--remove-destination", "a", "rof"),
+			check: func(t *testing.T, w string) { ccContent(t, w, "rof", "alpha\n"); ccPerm(t, w, "rof", 0o644) }},
+		{name: "rdv-unwritable-dest", args: ccArgs("-v", "--remove-destination", "a", "rof"), cpRemoved: true, ordered: true},
+		{name: "rd-other-users-dest", args: ccArgs("--remove-destination", "b", "rootf"),
+			check: func(t *testing.T, w string) { ccOwner(t, w, "rootf", ccNobody, ccNobody) }},
+		{name: "b-unwritable-dest", args: ccArgs("-b", "a", "rof"),
+			check: func(t *testing.T, w string) { ccContent(t, w, "rof~", "old, read-only\n"); ccContent(t, w, "rof", "alpha\n") }},
+		// protected_hardlinks: no link to another user's file.
+		{name: "lf-other-users-file", args: ccArgs("-lf", "a", "rof"), code: 1,
+			check: func(t *testing.T, w string) { ccContent(t, w, "rof", "old, read-only\n") }},
+		{name: "sf-unwritable-dest", args: ccArgs("-sf", "a", "rof"), check: func(t *testing.T, w string) { ccLinkTo(t, w, "rof", "a") }},
+		{name: "l-into-unwritable-dir", args: ccArgs("-l", "a", "ro"), code: 1, absent: []string{"ro/a"}},
+		{name: "s-into-unwritable-dir", args: ccArgs("-s", "@W@/a", "ro"), code: 1, absent: []string{"ro/a"}},
+		{name: "parents-into-unwritable-dir", args: ccArgs("--parents", "t/a", "ro"), code: 1, absent: []string{"ro/t"}},
+		{name: "b-in-unwritable-dir", args: ccArgs("-b", "a", "ro/x"), code: 1},
+		{name: "attributes-only-unwritable-dest", args: ccArgs("--attributes-only", "a", "rof"), code: 1,
+			check: func(t *testing.T, w string) { ccContent(t, w, "rof", "old, read-only\n") }},
+	} {
+		sc.user = true
+		sc.fixture = ccUserTree()
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ccRunScenario(t, sc, filepath.Join(scratch, safeName(sc.name)), bin)
+		})
+	}
+}
