@@ -673,7 +673,10 @@ func TestCpCompatUnprivileged911(t *testing.T) {
 		{name: "rd-other-users-dest", args: ccArgs("--remove-destination", "b", "rootf"),
 			check: func(t *testing.T, w string) { ccOwner(t, w, "rootf", ccNobody, ccNobody) }},
 		{name: "b-unwritable-dest", args: ccArgs("-b", "a", "rof"),
-			check: func(t *testing.T, w string) { ccContent(t, w, "rof~", "old, read-only\n"); ccContent(t, w, "rof", "alpha\n") }},
+			check: func(t *testing.T, w string) {
+				ccContent(t, w, "rof~", "old, read-only\n")
+				ccContent(t, w, "rof", "alpha\n")
+			}},
 		// protected_hardlinks: no link to another user's file.
 		{name: "lf-other-users-file", args: ccArgs("-lf", "a", "rof"), code: 1,
 			check: func(t *testing.T, w string) { ccContent(t, w, "rof", "old, read-only\n") }},
