@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,4 +320,48 @@ func TestReplace(t *testing.T) {
 		t.Errorf("DEST: %q, %v", l, err)
 	}
 	assertNoTemps(t, dir)
+}
+
+// On a slow device the pipeline keeps about inflightTime of its writing in
+// flight, not the (depth+1) default windows: what a fatal signal still has
+// to wait for (the kernel finishes the pages under writeback before it frees
+// the unlinked file). The device here completes 100 MiB/s: sync_file_range's
+// wait sleeps as long as the window takes to write.
+func TestWritebackInFlightBoundedOnASlowDevice(t *testing.T) {
+	data := randomData(128 << 20)
+	_, dest, src := setup(t, data)
+	c := record(t)
+	const rate = 100 << 20 // bytes per second
+	var mu sync.Mutex
+	var inFlight, most int64
+	real := syncFileRange
+	syncFileRange = func(fd int, off, n int64, flags int) error {
+		mu.Lock()
+		switch flags {
+		case sfrStart:
+			inFlight += n
+			most = max(most, inFlight)
+		case sfrWait:
+			inFlight -= n
+		}
+		mu.Unlock()
+		if flags == sfrWait {
+			time.Sleep(time.Duration(n) * time.Second / rate)
+		}
+		return real(fd, off, n, flags)
+	}
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, Source: src, FlushEvery: -1})
+	copyInto(t, d, data, 1<<20)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	// 250 ms of 100 MiB/s is 25 MiB; a loaded machine only makes the
+	// measured rate, and so the bound, smaller. The defaults would keep
+	// (4+1) windows of 32 MiB in flight.
+	if limit := int64(2 * rate * inflightTime / time.Second); most > limit {
+		t.Errorf("%d MiB in flight at most, want <= %d MiB", most>>20, limit>>20)
+	}
+	if d.wb.window >= DefaultWritebackWindow {
+		t.Errorf("window %d MiB: not sized to the device", d.wb.window>>20)
+	}
 }

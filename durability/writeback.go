@@ -95,6 +95,28 @@ const (
 // in the page cache (sourceCached): see above.
 const cachedFlushEvery = 128 << 20
 
+// The writeback in flight is bounded by time as well as bytes. A fatal
+// signal removes the temporary file without flushing it, but the kernel,
+// when it frees the unlinked file at exit, still waits for every page of
+// it that is under writeback: on a device that writes 50 MiB/s, the
+// (depth+1) windows of 32 MiB the defaults allow took up to 3.2 s to
+// return after Ctrl-C. So with the default window and depth, the pipeline
+// starts small and sizes itself from the rate at which the device
+// completes the windows: at most about inflightTime of it in flight
+// (window = half of that, within [minWindow, DefaultWritebackWindow]; depth
+// = what fits, within [1, the default depth]). A device that writes 1 GB/s
+// gets the defaults after its first windows. What the kernel's own flusher
+// puts under writeback (a copy without --sync or --nocache, once the
+// dirty pages pass dirty_background_ratio) is outside fastcp's hands.
+const (
+	inflightTime = 250 * time.Millisecond
+	minWindow    = 2 << 20
+	// startWindow and startDepth are used until the first window
+	// completes: 16 MiB in flight before the device's speed is known.
+	startWindow = 8 << 20
+	startDepth  = 1
+)
+
 // sourceCached reports whether the regular file fd is all but entirely in
 // the page cache (cachestat(2), Linux 6.5), so that copying it reads
 // nothing from a disk that background flushes could stall. Where the call
@@ -163,6 +185,14 @@ type writeback struct {
 	calls   int
 	started int64
 	waited  time.Duration
+
+	// With the default window and depth, both follow the device's
+	// completion rate (see inflightTime).
+	adaptive   bool
+	maxWindow  int64
+	maxDepth   int
+	firstStart time.Time // when the first window was started
+	completed  int64     // bytes of windows waited for
 }
 
 func (w *writeback) init(d *Destination, o Options) {
@@ -184,6 +214,10 @@ func (w *writeback) init(d *Destination, o Options) {
 		if o.NoCache {
 			w.depth = noCacheWritebackDepth
 		}
+	}
+	if o.WritebackWindow <= 0 && o.WritebackDepth <= 0 {
+		w.adaptive, w.maxWindow, w.maxDepth = true, w.window, w.depth
+		w.window, w.depth = min(w.window, startWindow), min(w.depth, startDepth)
 	}
 	if o.NoCache && o.Source != nil {
 		w.srcFd = int(o.Source.Fd())
@@ -233,6 +267,9 @@ func (w *writeback) start(off, n int64) {
 	if !w.call(off, n, sfrStart) {
 		return
 	}
+	if w.firstStart.IsZero() {
+		w.firstStart = time.Now()
+	}
 	w.started += n
 	w.inflight = append(w.inflight, span{off, n})
 	if w.drop && w.srcFd >= 0 {
@@ -252,7 +289,27 @@ func (w *writeback) start(off, n int64) {
 		if ok && w.drop {
 			fadvise(w.fd, s.off, s.n, unix.FADV_DONTNEED)
 		}
+		if ok {
+			w.completed += s.n
+			w.resize()
+		}
 	}
+}
+
+// resize sets the window and depth from the rate at which the windows
+// completed so far: about inflightTime of the device's writing in flight.
+func (w *writeback) resize() {
+	if !w.adaptive {
+		return
+	}
+	el := time.Since(w.firstStart)
+	if el <= 0 {
+		return
+	}
+	budget := int64(float64(w.completed) * float64(inflightTime) / float64(el))
+	win := min(max(budget/2, minWindow), w.maxWindow)
+	w.window = win &^ (1<<20 - 1)
+	w.depth = int(min(max(budget/w.window, 1), int64(w.maxDepth)))
 }
 
 // backgroundFlush starts an fdatasync of the file in a goroutine, unless
