@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"fastcp/durability"
@@ -19,7 +18,9 @@ import (
 // copied (writing entries changes a directory's mtime); for symbolic links
 // and special files on the new entry before it is renamed into place.
 
-// target is where attributes go: an open file, or a path (not followed).
+// target is where attributes go: an open file or directory, or a path
+// whose last component is not followed (a new entry under its temporary
+// name, named through its directory's descriptor: dir.at).
 type target struct {
 	fd   int // >= 0: an open file
 	path string
@@ -29,7 +30,7 @@ type target struct {
 // preserve applies the attributes -p/--preserve ask for, from the source
 // (st, and its xattrs read from srcFd, or srcPath when srcFd < 0), to t.
 // name is DEST as the user wrote it, for messages.
-func (a *app) preserve(t target, st *syscall.Stat_t, srcFd int, srcPath, name string) error {
+func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name string) error {
 	p := a.opts.Preserve
 	mode := st.Mode & 0o7777
 	if p.Ownership {
@@ -75,12 +76,34 @@ func (t target) chown(uid, gid int) error {
 }
 
 func (t target) chmod(mode uint32) error {
-	return ignoringEINTR(func() error {
-		if t.fd >= 0 {
-			return unix.Fchmod(t.fd, mode)
-		}
-		return unix.Chmod(t.path, mode)
-	})
+	if t.fd >= 0 {
+		return ignoringEINTR(func() error { return unix.Fchmod(t.fd, mode) })
+	}
+	return chmodNoFollow(t.path, mode)
+}
+
+// chmodNoFollow changes the mode of path without following a symbolic
+// link there: fchmodat2(AT_SYMLINK_NOFOLLOW) (Linux 6.6), or before it the
+// file opened O_PATH|O_NOFOLLOW and changed through /proc/self/fd, as the C
+// library does. A symbolic link has no mode of its own: EOPNOTSUPP.
+func chmodNoFollow(path string, mode uint32) error {
+	err := ignoringEINTR(func() error { return unix.Fchmodat(unix.AT_FDCWD, path, mode, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != unix.EOPNOTSUPP {
+		return err
+	}
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if isSymlink(&st) {
+		return unix.EOPNOTSUPP
+	}
+	return ignoringEINTR(func() error { return unix.Chmod(procPath(fd, ""), mode) })
 }
 
 func (t target) utimes(ts *[2]unix.Timespec) error {
@@ -112,8 +135,8 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		return output.Wordedf("listing attributes of %s: %s", quote(srcPath), errText(err))
 	}
 	for _, n := range names {
-		if n == durability.MarkXattr {
-			continue // a leftover's mark: the copy has one of its own
+		if n == durability.MarkXattr || n == unfinishedXattr {
+			continue // fastcp's own marks, of a leftover or an unfinished directory copied
 		}
 		val, err := getXattr(srcFd, srcPath, n)
 		if err != nil {
@@ -140,14 +163,14 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 }
 
 // keepDestXattrs gives the temporary file t the extended attributes of the
-// DEST it replaces (at path, as dfi found it), which cp keeps by writing
+// DEST it replaces (at path, as dst found it), which cp keeps by writing
 // into DEST itself: user.* attributes, security labels, trusted.*, and the
 // access ACL (system.posix_acl_access) unless --preserve=mode gives the
 // file the source's permissions instead, as cp does. security.capability
 // is not kept: writing a file drops it (cp's overwrite loses it too).
 // What the filesystem or the caller's privileges refuse is named in a
 // warning: DEST loses it, and --inplace would have kept it.
-func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string) {
+func (a *app) keepDestXattrs(t target, path string, dst *unix.Stat_t, name string) {
 	names, err := listXattrs(-1, path)
 	if err != nil || len(names) == 0 {
 		return // none, or none readable: nothing to keep
@@ -169,7 +192,7 @@ func (a *app) keepDestXattrs(t target, path string, dfi os.FileInfo, name string
 	}
 	// Still the file that was looked at, not one put there meanwhile?
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil || (devIno{st.Dev, st.Ino}) != idOf(dfi) {
+	if err := unix.Lstat(path, &st); err != nil || idOf(&st) != idOf(dst) {
 		return
 	}
 	for _, x := range keep {

@@ -130,12 +130,13 @@ func (a *app) backupName(dst string) string {
 
 // backupIsSource reports whether making DEST's simple backup would
 // remove SOURCE (cp --backup=simple a~ a): cp refuses such a copy.
-func (a *app) backupIsSource(sfi os.FileInfo, dst string) bool {
+func (a *app) backupIsSource(sst *unix.Stat_t, dst string) bool {
 	if a.opts.Backup == flags.BackupNumbered {
 		return false
 	}
-	fi, err := os.Lstat(strings.TrimRight(dst, "/") + a.opts.BackupSuffix)
-	return err == nil && os.SameFile(fi, sfi)
+	var st unix.Stat_t
+	err := unix.Lstat(strings.TrimRight(dst, "/")+a.opts.BackupSuffix, &st)
+	return err == nil && idOf(&st) == idOf(sst)
 }
 
 // makeBackup gives the existing DEST its backup name just before the new
@@ -157,7 +158,7 @@ func (a *app) makeBackup(r *record, dst, backup string) (undo func(), err error)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
 		// a link under a temporary name renamed over it.
-		err = a.replaceEntry(r, backup, func(e durability.Entry) error {
+		err = a.replaceEntry(r, procPath(bfd, bbase), backup, func(e durability.Entry) error {
 			return unix.Linkat(dfd, base, e.Dir, e.Name, 0)
 		}, nil)
 		err = unwrapPath(err)
@@ -210,12 +211,12 @@ func quotef(name string) string {
 	return name
 }
 
-// linkEntry makes DEST a hard link (-l) or a symbolic link (-s) to
-// SOURCE instead of a copy. follow says whether a symbolic link SOURCE
-// is followed for a hard link.
-func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, follow bool) {
+// linkEntry makes DEST (name in p) a hard link (-l) or a symbolic link
+// (-s) to SOURCE (e) instead of a copy. follow says whether a symbolic
+// link SOURCE is followed for a hard link.
+func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, follow bool) {
 	o := a.opts
-	ex, ok := a.checkDest(r, src, sfi, dst, false)
+	ex, ok := a.checkDest(r, p.dst, name, &e.st, src, dst, false)
 	if !ok {
 		return
 	}
@@ -229,13 +230,12 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
-	if !o.Symlink && a.sourceThroughDest(src, sfi, dst, ex.fi, ex.backup != "") {
+	if !o.Symlink && a.sourceThroughDest(src, &e.st, dst, ex.st, ex.backup != "") {
 		r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(unix.ENOENT)))
 		return
 	}
-	backup := ex.backup
-	if o.Verbose || o.Debug {
-		r.out(copyingLine(src, dst, backup))
+	if o.Verbose {
+		r.out(copyingLine(src, dst, ex.backup))
 	}
 	linkFlags := 0
 	if follow {
@@ -245,43 +245,42 @@ func (a *app) linkEntry(r *record, src string, sfi os.FileInfo, dst string, foll
 		if o.Symlink {
 			return unix.Symlinkat(src, dfd, name)
 		}
-		return unix.Linkat(unix.AT_FDCWD, src, dfd, name, linkFlags)
+		return unix.Linkat(p.src.fd, e.name, dfd, name, linkFlags)
 	}
 	fail := func(err error) {
 		r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
 	}
-	dfd, base, err := dirOf(dst)
-	if err != nil {
-		fail(unwrapPath(err))
+	if p.dst.err != nil {
+		fail(unwrapPath(p.dst.err))
 		return
 	}
-	defer unix.Close(dfd)
-	if ex.fi == nil || !(a.unlinksFirst(sfi, ex.fi) || backup != "") {
+	dfd, base := p.dst.fd, strings.TrimRight(name, "/")
+	if ex.st == nil || !(a.unlinksFirst(&e.st, ex.st) || ex.backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
 		if err := makeLink(dfd, base); err != nil {
 			fail(err)
 			return
 		}
-		a.madeEntry(dst)
+		p.madeEntry.Store(true)
 		return
 	}
-	undo, ok := a.backupStep(r, dst, backup)
+	undo, ok := a.backupStep(r, dst, ex.backup)
 	if !ok {
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
+	err := a.replaceEntry(r, p.dst.at(base), dst, func(ent durability.Entry) error {
 		if o.Symlink {
-			return unix.Symlinkat(src, e.Dir, e.Name)
+			return unix.Symlinkat(src, ent.Dir, ent.Name)
 		}
-		return unix.Linkat(unix.AT_FDCWD, src, e.Dir, e.Name, linkFlags)
+		return unix.Linkat(p.src.fd, e.name, ent.Dir, ent.Name, linkFlags)
 	}, nil)
 	if err != nil {
 		undo()
 		fail(unwrapPath(err))
 		return
 	}
-	a.madeEntry(dst)
+	p.madeEntry.Store(true)
 }
 
 // unwrapPath is the errno inside a *os.PathError.
@@ -338,8 +337,9 @@ func (a *app) parentsDest(src, target string) (string, bool) {
 // parentDir makes one directory of --parents, as a copy of srcDir whose
 // attributes are set at the end, like the directories of -r.
 func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
-	sfi, err := os.Stat(srcDir)
-	if err == nil && !sfi.IsDir() {
+	var sst unix.Stat_t
+	err := unix.Stat(srcDir, &sst)
+	if err == nil && !isDir(&sst) {
 		err = unix.ENOTDIR
 	}
 	if err != nil {
@@ -360,7 +360,7 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		if a.opts.Preserve.Any() {
-			a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi})
+			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst})
 		}
 		return true
 	case err == nil:
@@ -374,10 +374,9 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
 		return false
 	}
-	a.session.DirCreated(dstDir)
-	a.madeEntry(dstDir)
-	a.dirs = append(a.dirs, dirDone{src: srcDir, dst: dstDir, fi: sfi, created: true})
-	if a.opts.Verbose || a.opts.Debug {
+	a.session.DirCreated(procPath(pfd, base))
+	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true})
+	if a.opts.Verbose {
 		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
 	}
 	return true
@@ -390,7 +389,7 @@ func (a *app) derefNever() bool {
 	return o.Deref == flags.DerefNever || o.Deref == flags.DerefDefault && o.Recursive && !o.Link
 }
 
-func isLink(fi os.FileInfo) bool { return fi.Mode()&os.ModeSymlink != 0 }
+func isLink(st *unix.Stat_t) bool { return isSymlink(st) }
 
 // sameName reports whether two names are one directory entry: the same
 // last component in the same directory.
@@ -399,9 +398,9 @@ func sameName(a, b string) bool {
 	if filepath.Base(a) != filepath.Base(b) {
 		return false
 	}
-	da, err1 := os.Stat(filepath.Dir(a))
-	db, err2 := os.Stat(filepath.Dir(b))
-	return err1 == nil && err2 == nil && os.SameFile(da, db)
+	da, err1 := statPath(filepath.Dir(a), true)
+	db, err2 := statPath(filepath.Dir(b), true)
+	return err1 == nil && err2 == nil && idOf(da) == idOf(db)
 }
 
 // sameFileOK is cp's same_file_ok: whether copying src (ssb, as the walk
@@ -409,14 +408,14 @@ func sameName(a, b string) bool {
 // following a symlink DEST unless it is written through) may go on
 // although both may be one file, and whether the entry is then done
 // already (done: cp -l f f, nothing to do).
-func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInfo) (ok, done bool) {
+func (a *app) sameFileOK(src string, ssb *unix.Stat_t, dst string, dsb *unix.Stat_t) (ok, done bool) {
 	o := a.opts
 	backup := o.Backup != flags.BackupNone
-	same := os.SameFile(ssb, dsb)
+	same := idOf(ssb) == idOf(dsb)
 	if same && o.Link {
 		return true, true
 	}
-	var srcLink, dstLink os.FileInfo
+	var srcLink, dstLink *unix.Stat_t
 	var sameLink bool
 	if a.derefNever() {
 		sameLink = same
@@ -438,13 +437,13 @@ func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInf
 		if !same {
 			return true, false
 		}
-		dl, err1 := os.Lstat(dst)
-		sl, err2 := os.Lstat(src)
+		dl, err1 := statPath(dst, false)
+		sl, err2 := statPath(src, false)
 		if err1 != nil || err2 != nil {
 			return true, false
 		}
 		srcLink, dstLink = sl, dl
-		sameLink = os.SameFile(sl, dl)
+		sameLink = idOf(sl) == idOf(dl)
 		// Two symlinks to one file: fine when DEST is removed first.
 		if isLink(sl) && isLink(dl) && o.RemoveDestination {
 			return true, false
@@ -462,7 +461,7 @@ func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInf
 		return !sameName(src, dst), false
 	}
 	if !isLink(srcLink) && !isLink(dstLink) {
-		if !os.SameFile(srcLink, dstLink) {
+		if idOf(srcLink) != idOf(dstLink) {
 			return true, false
 		}
 		if o.Link {
@@ -481,16 +480,16 @@ func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInf
 		ts, td := srcLink, dstLink
 		var err error
 		if isLink(srcLink) {
-			if ts, err = os.Stat(src); err != nil {
+			if ts, err = statPath(src, true); err != nil {
 				return true, false
 			}
 		}
 		if isLink(dstLink) {
-			if td, err = os.Stat(dst); err != nil {
+			if td, err = statPath(dst, true); err != nil {
 				return true, false
 			}
 		}
-		if !os.SameFile(ts, td) {
+		if idOf(ts) != idOf(td) {
 			return true, false
 		}
 		if o.Link {
@@ -505,15 +504,15 @@ func (a *app) sameFileOK(src string, ssb os.FileInfo, dst string, dsb os.FileInf
 // --remove-destination, and when copying data, for a DEST with several
 // links under --preserve=links, and for a SOURCE that is not a regular
 // file when symbolic links are not followed.
-func (a *app) unlinksFirst(ssb, dsb os.FileInfo) bool {
+func (a *app) unlinksFirst(ssb, dsb *unix.Stat_t) bool {
 	o := a.opts
 	if o.RemoveDestination {
 		return true
 	}
-	if o.AttributesOnly || dsb.IsDir() {
+	if o.AttributesOnly || isDir(dsb) {
 		return false
 	}
-	return o.HardLinks && rawStat(dsb).Nlink > 1 || a.derefNever() && !ssb.Mode().IsRegular()
+	return o.HardLinks && dsb.Nlink > 1 || a.derefNever() && !isRegular(ssb)
 }
 
 // sourceThroughDest reports whether SOURCE, followed as a symbolic link,
@@ -521,21 +520,21 @@ func (a *app) unlinksFirst(ssb, dsb os.FileInfo) bool {
 // sym2 sym with sym2 -> sym), when DEST is moved away first (removes):
 // cp renames or removes DEST and then finds no SOURCE (and puts a renamed
 // DEST back); fastcp fails the same way before touching anything.
-func (a *app) sourceThroughDest(src string, sfi os.FileInfo, dst string, dfi os.FileInfo, removes bool) bool {
-	if dfi == nil || isLink(sfi) || !removes {
+func (a *app) sourceThroughDest(src string, sst *unix.Stat_t, dst string, dst0 *unix.Stat_t, removes bool) bool {
+	if dst0 == nil || isLink(sst) || !removes {
 		return false
 	}
-	dl, err := os.Lstat(dst)
+	dl, err := statPath(dst, false)
 	if err != nil || !isLink(dl) {
 		return false
 	}
 	p := src
 	for range 40 {
-		pl, err := os.Lstat(p)
+		pl, err := statPath(p, false)
 		if err != nil || !isLink(pl) {
 			return false
 		}
-		if os.SameFile(pl, dl) {
+		if idOf(pl) == idOf(dl) {
 			return true
 		}
 		t, err := os.Readlink(p)
@@ -548,4 +547,51 @@ func (a *app) sourceThroughDest(src string, sfi os.FileInfo, dst string, dfi os.
 		p = t
 	}
 	return false
+}
+
+// parentDone is a directory --parents made or went through, whose
+// attributes are set once everything is copied.
+type parentDone struct {
+	src, dst string
+	st       unix.Stat_t
+	created  bool
+}
+
+// finishParents gives the directories of --parents their attributes,
+// deepest first, and makes their new entries durable with --sync.
+func (a *app) finishParents() {
+	for i := len(a.parentDirs) - 1; i >= 0; i-- {
+		d := a.parentDirs[i]
+		r := a.seq.open()
+		dd := openOperandDir(d.dst)
+		if dd.err != nil {
+			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(d.dst), errText(dd.err)))
+			a.seq.close(r)
+			continue
+		}
+		dc := &dirCopy{src: cwd, dst: dd, e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
+		if err := a.setDirAttrs(dc); err != nil {
+			r.fail(err.Error())
+		}
+		if d.created && a.opts.Sync != durability.SyncNone {
+			if err := durability.SyncDir(filepath.Dir(d.dst)); err != nil {
+				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
+			}
+		}
+		dd.release()
+		a.seq.close(r)
+	}
+}
+
+// statPath is stat(2), or lstat(2) when !follow, of a name as the user gave
+// it: for cp's same-file rules, which compare names as cp does.
+func statPath(path string, follow bool) (*unix.Stat_t, error) {
+	var st unix.Stat_t
+	var err error
+	if follow {
+		err = unix.Stat(path, &st)
+	} else {
+		err = unix.Lstat(path, &st)
+	}
+	return &st, err
 }

@@ -2,10 +2,11 @@ package cp
 
 import (
 	"errors"
-	"fastcp/durability"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"fastcp/durability"
 
 	"fastcp/flags"
 

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"fastcp/copier"
 	"fastcp/durability"
-	"fastcp/flags"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -22,160 +19,37 @@ import (
 // copyData is the copy engine; a package variable so tests can make it fail.
 var copyData = copier.Copy
 
-// existing describes DEST before anything is written.
-type existing struct {
-	fi     os.FileInfo // nil: DEST does not exist
-	path   string      // where to write: DEST, or the file a symlink DEST points to
-	backup string      // the name DEST's backup gets (-b), "" for none
-	// kept: DEST is newer and -u keeps it (for --preserve=links, the
-	// copy of its source inode is then DEST as it is).
-	kept bool
-}
-
-// checkDest applies cp's rules to DEST before anything is opened for
-// writing. through says whether a symbolic link DEST is written through
-// (copying data) or replaced (copying a link or a special file). It
-// returns ok=false when the entry is done (skipped or failed).
-func (a *app) checkDest(r *record, src string, sfi os.FileInfo, dst string, through bool) (existing, bool) {
-	return a.checkDestUpdate(r, src, sfi, dst, through, a.opts.Update)
-}
-
-// checkDestUpdate is checkDest with -u given or not: a further name of an
-// inode already copied is linked whatever -u says, as with cp.
-func (a *app) checkDestUpdate(r *record, src string, sfi os.FileInfo, dst string, through, update bool) (existing, bool) {
+// copyFile copies the data of SOURCE (e in p's source directory: a
+// regular file, or a FIFO or device read as data) to DEST (name in p's
+// destination): through a temporary file renamed over DEST when DEST is or
+// will be a regular file, in place for a device or FIFO DEST or --inplace.
+// It reports whether DEST now holds the copy.
+func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) bool {
 	o := a.opts
-	e := existing{path: dst}
-	// With --remove-destination or a backup, cp removes (or renames)
-	// a symlink DEST itself.
-	through = through && !o.RemoveDestination && o.Backup == flags.BackupNone
-	lfi, err := os.Lstat(dst)
-	switch {
-	case err == nil && through && lfi.Mode()&os.ModeSymlink != 0:
-		// cp writes through a symlink DEST: the file it points to is
-		// replaced, the link stays.
-		e.fi, err = os.Stat(dst)
-		if errors.Is(err, os.ErrNotExist) && o.PosixlyCorrect {
-			// POSIX: the file the dangling link names is created.
-			target, lerr := os.Readlink(dst)
-			if lerr == nil {
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(filepath.Dir(dst), target)
-				}
-				// A new file, as for cp: -n and -i do not hold it back.
-				e.fi, e.path = nil, target
-				return e, true
-			}
-			err = lerr
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
-			return e, false
-		}
-		if errors.Is(err, unix.ELOOP) && o.Force {
-			// A symlink loop counts as an existing DEST that cannot be
-			// opened: -f replaces the link (cp 8.30 and later).
-			e.fi = nil
-			return e, true
-		}
-		if err == nil {
-			e.path, err = filepath.EvalSymlinks(dst)
-		}
-		if err != nil {
-			r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-			return e, false
-		}
-	case err == nil:
-		e.fi = lfi
-	case errors.Is(err, os.ErrNotExist):
-		if strings.HasSuffix(dst, "/") {
-			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ENOTDIR)))
-			return e, false
-		}
-		return e, true
-	default:
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-		return e, false
-	}
-	if ok, done := a.sameFileOK(src, sfi, dst, e.fi); !ok {
-		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
-		return e, false
-	} else if done {
-		return e, false
-	}
-	if e.fi.IsDir() {
-		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
-		return e, false
-	}
-	// cp 9.11: -n (and --update=none) skips silently;
-	// --update=none-fail says so and fails; a "no" to -i fails.
-	if o.NoClobber {
-		return e, false
-	}
-	if update && !sfi.ModTime().After(e.fi.ModTime()) {
-		e.kept = true
-		return e, false
-	}
-	if o.NoneFail {
-		r.fail(fmt.Sprintf("not replacing %s", quote(dst)))
-		return e, false
-	}
-	if o.Interactive && !a.confirm(a.overwriteQuestion(e, dst)) {
-		r.failQuietly()
-		return e, false
-	}
-	if o.Backup != flags.BackupNone {
-		if a.backupIsSource(sfi, dst) {
-			r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(dst), quote(src)))
-			return e, false
-		}
-		e.backup = a.backupName(dst)
-	}
-	return e, true
-}
-
-// overwriteQuestion is cp's -i prompt: plain for a writable DEST, naming
-// the mode of one the user cannot write.
-func (a *app) overwriteQuestion(e existing, dst string) string {
-	if e.fi.Mode().IsRegular() && writable(e.path) != nil {
-		mode := rawStat(e.fi).Mode & 0o7777
-		perms := e.fi.Mode().Perm().String()[1:]
-		if a.opts.Force {
-			return fmt.Sprintf("replace %s, overriding mode %04o (%s)? ", quote(dst), mode, perms)
-		}
-		return fmt.Sprintf("unwritable %s (mode %04o, %s); try anyway? ", quote(dst), mode, perms)
-	}
-	return fmt.Sprintf("overwrite %s? ", quote(dst))
-}
-
-// copyFile copies the data of src (a regular file, or a FIFO or device read
-// as data) to dst: through a temporary file renamed over dst when dst is or
-// will be a regular file, in place for a device or FIFO dst or --inplace.
-// It reports whether dst now holds the copy.
-func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool {
-	o := a.opts
-	ex, ok := a.checkDest(r, src, sfi, dst, true)
+	sst := &e.st
+	ex, ok := a.checkDest(r, p.dst, name, sst, src, dst, true)
 	if !ok {
 		return ex.kept
 	}
-	if o.Resume && o.Recursive && completeCopy(sfi, ex.fi, o.Preserve.Timestamps) {
+	if o.Resume && o.Recursive && completeCopy(sst, ex.st, o.Preserve.Timestamps) {
 		// Copied by the interrupted run that --resume continues.
 		if o.Debug {
 			r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(dst)))
 		}
 		if a.progress != nil {
-			a.progress.Add(sfi.Size())
+			a.progress.Add(sst.Size)
 		}
 		return true
 	}
 	if o.Verify {
 		// --verify reads both sides again after the copy: a stream cannot
 		// be read twice, and a device or FIFO DEST is written in place.
-		if msg := unverifiable(src, sfi, "source"); msg != "" {
+		if msg := unverifiable(src, sst, "source"); msg != "" {
 			r.fail(msg)
 			return false
 		}
-		if ex.fi != nil && !ex.fi.Mode().IsRegular() {
-			if msg := unverifiable(dst, ex.fi, "destination"); msg != "" {
+		if ex.st != nil && !isRegular(ex.st) && ex.act == actInPlace {
+			if msg := unverifiable(dst, ex.st, "destination"); msg != "" {
 				r.fail(msg)
 				return false
 			}
@@ -183,73 +57,44 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	}
 	// As cp: the -v line comes before the source is opened, so a file
 	// that then fails is named twice, by -v and by the error.
-	if o.Verbose || o.Debug {
+	if o.Verbose {
 		r.out(copyingLine(src, dst, ex.backup))
 	}
-	if a.sourceThroughDest(src, sfi, dst, ex.fi, ex.backup != "" || ex.fi != nil && a.unlinksFirst(sfi, ex.fi)) {
+	if a.sourceThroughDest(src, sst, dst, ex.st, ex.backup != "" || ex.st != nil && a.unlinksFirst(sst, ex.st)) {
 		r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(src), errText(unix.ENOENT)))
 		return false
 	}
-	srcF, err := openSource(src)
+	srcF, before, err := a.openSource(p.src, e, p.src == cwd)
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(src), errText(err)))
+		r.fail(err.Error())
 		return false
 	}
 	defer srcF.Close()
-	var before unix.Stat_t
-	if err := ignoringEINTR(func() error { return unix.Fstat(int(srcF.Fd()), &before) }); err != nil {
-		r.fail(fmt.Sprintf("cannot fstat %s: %s", quote(src), errText(err)))
-		return false
-	}
-	if before.Dev != rawStat(sfi).Dev || before.Ino != rawStat(sfi).Ino {
-		r.fail(fmt.Sprintf("skipping file %s, as it was replaced while being copied", quote(src)))
-		return false
-	}
 
-	// A device or FIFO DEST is written in place, and so is any DEST with
-	// --inplace (keeping its inode, hard links, mode and owner); otherwise a
-	// temporary file replaces DEST and takes its mode and owner.
-	dfi := ex.fi
-	// --remove-destination and a backup replace DEST whatever it is
-	// (cp removes or renames it first), and so does a copy over a
-	// symlink DEST that is not written through: the result is a new file.
-	replaced := dfi != nil && (o.RemoveDestination || ex.backup != "" || !dfi.Mode().IsRegular())
-	special := dfi != nil && !o.RemoveDestination && ex.backup == "" &&
-		dfi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0
-	newFile := dfi == nil || (replaced && !special)
-	inPlace := special || o.InPlace
-	if o.AttributesOnly && dfi != nil && dfi.Mode().IsRegular() && !replaced {
+	inPlace := ex.act == actInPlace
+	pseudo := ex.st != nil && isRegular(ex.st) && p.dst.pseudo()
+	special := inPlace && ex.st != nil && (!isRegular(ex.st) || pseudo)
+	newFile := ex.act == actNew || ex.act == actReplaceAsNew
+	if o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || inPlace) {
 		// cp --attributes-only opens DEST without truncating it: its data
 		// stay, it gets the attributes asked for.
-		return a.attributesOnly(r, srcF, sfi, ex.path, dst)
+		return a.attributesOnly(r, srcF, sst, ex.path, dst)
 	}
-	if dfi != nil && dfi.Mode().IsRegular() && !inPlace && !replaced {
-		// cp opens an existing DEST for writing: without write permission
-		// it fails, unless -f lets it remove DEST and start anew. An
-		// immutable DEST (EPERM) can be neither written nor removed.
-		if err := writable(ex.path); err != nil {
-			switch {
-			case o.Force && errors.Is(err, unix.EPERM):
-				r.fail(fmt.Sprintf("cannot remove %s: %s", quote(dst), errText(err)))
-				return false
-			case !o.Force:
-				r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
-				return false
-			}
-			newFile = true
-		}
+	if p.dst.err != nil {
+		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(p.dst.err)))
+		return false
+	}
+	if ex.st != nil && isRegular(ex.st) && !inPlace && a.activeSwapFile(ex.st) {
 		// The kernel refuses to rename over a swap file in use, but only
 		// after the whole copy was written; writing it in place fails at
 		// once with ETXTBSY, which is what cp reports.
-		if a.activeSwapFile(dfi) {
-			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
-			return false
-		}
+		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
+		return false
 	}
 	dopts := durability.Options{
 		InPlace:  inPlace,
 		Truncate: inPlace && !special,
-		Perm:     os.FileMode(rawStat(sfi).Mode & 0o777),
+		Perm:     os.FileMode(sst.Mode & 0o777),
 		Sync:     o.Sync,
 		NoCache:  o.NoCache,
 		Verify:   o.Verify,
@@ -258,37 +103,27 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	}
 	// --resume: continue the leftover of an interrupted copy, if there is
 	// one that may be, else start anew and record checkpoints.
-	resumable := o.Resume && !inPlace && before.Mode&unix.S_IFMT == unix.S_IFREG
+	resumable := o.Resume && !inPlace && isRegular(&before)
 	var reached *atomic.Int64
 	var start int64
 	var dest *durability.Destination
 	if resumable {
 		reached = new(atomic.Int64)
-		var lerr error
-		dest, start, lerr = durability.Continue(ex.path, durability.IDOf(&before), dopts, reached)
-		var live *durability.LiveError
-		var fresh *durability.FreshStart
-		switch {
-		case errors.As(lerr, &live):
-			r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
+		var ok bool
+		if dest, start, ok = a.continueCopy(r, ex.path, dst, &before, dopts, reached); !ok {
 			return false
-		case errors.As(lerr, &fresh):
-			r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
-		}
-		if dest != nil && o.Debug {
-			r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(dest.TempPath()), start, before.Size))
 		}
 	}
 	if dest == nil {
 		dest, err = durability.Create(ex.path, dopts)
 	}
 	if err != nil {
-		if !inPlace && dfi != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+		if !inPlace && ex.st != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
 			// DEST itself is writable (checked above), its directory is
 			// not: cp would write in place, the contract wants a
 			// temporary file there. Say why, and the way out.
 			r.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
-				quote(filepath.Dir(ex.path)), quote(dst), errText(err), quote(dst)))
+				quote(ex.shownDir), quote(dst), errText(err), quote(dst)))
 			return false
 		}
 		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
@@ -307,6 +142,14 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 			checkpoint = dest.Checkpoint
 		}
 	}
+	destStat := dest.Stat
+	if pseudo && destStat != nil {
+		// A file of /proc or /sys takes its data as a stream, in
+		// write(2) calls, as cp writes it: it refuses pwrite (ESPIPE).
+		st := *destStat
+		st.Mode = st.Mode&^unix.S_IFMT | unix.S_IFCHR
+		destStat = &st
+	}
 	var counter copier.Counter
 	if a.progress != nil {
 		counter = a.progress
@@ -321,10 +164,10 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		Strategy:   o.Strategy,
 		Reflink:    o.Reflink,
 		Sparse:     o.Sparse,
-		BufferSize: o.BufferSize,
+		BufferSize: a.bufferSize,
 		Memo:       &a.memo,
 		SourceStat: &before,
-		DestStat:   dest.Stat,
+		DestStat:   destStat,
 		Written:    dest.Written,
 		NoCache:    o.NoCache,
 		Flush:      o.Sync != durability.SyncNone || o.Verify,
@@ -346,7 +189,7 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		err = sourceChanged(srcF, &before, res.Size)
 	}
 	if err == nil && !dest.InPlace() {
-		err = a.setAttrs(dest, srcF, sfi, dfi, newFile, dst)
+		err = a.setAttrs(dest, srcF, sst, ex.st, newFile, dst)
 	}
 	if err == nil {
 		if a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
@@ -364,6 +207,10 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 	} else {
 		dest.Abort()
 	}
+	if err != nil && becameDir(err, p.dst, name) {
+		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		return false
+	}
 	if err != nil {
 		r.fail(output.CopyError(src, dst, err, o.Reflink == copier.ReflinkAlways))
 		if dest.InPlace() && !special {
@@ -371,19 +218,78 @@ func (a *app) copyFile(r *record, src string, sfi os.FileInfo, dst string) bool 
 		}
 		return false
 	}
+	if dest.Stat != nil {
+		a.noteCreated(idOf(dest.Stat))
+	}
 	return true
 }
 
-// completeCopy reports whether dfi, an existing DEST, counts as a complete
-// copy of the source sfi for -r --resume: a regular file of the source's
+// continueCopy finds the leftover of an interrupted copy to DEST that
+// --resume may continue: dest is nil when there is none (the copy starts
+// anew), ok false when the entry failed.
+func (a *app) continueCopy(r *record, path, dst string, before *unix.Stat_t, dopts durability.Options, reached *atomic.Int64) (dest *durability.Destination, start int64, ok bool) {
+	dest, start, err := durability.Continue(path, durability.IDOf(before), dopts, reached)
+	var live *durability.LiveError
+	var fresh *durability.FreshStart
+	switch {
+	case errors.As(err, &live):
+		r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(Shown(live.Temp))))
+		return nil, 0, false
+	case errors.As(err, &fresh):
+		r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, Shown(fresh.Detail)))
+	}
+	if dest != nil && a.opts.Debug {
+		r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(Shown(dest.TempPath())), start, before.Size))
+	}
+	return dest, start, true
+}
+
+// openSource opens SOURCE (e in d) for reading and checks that it is the
+// file the walk saw. Where the walk saw a regular file, the open does not
+// follow a symbolic link it did not mean to follow (O_NOFOLLOW: ELOOP, as
+// cp says) and does not wait (O_NONBLOCK, which changes nothing for a
+// regular file): an entry swapped for a FIFO or a device fails, it neither
+// hangs nor opens the device. A FIFO or device read as data is opened as
+// cp opens it, waiting for a FIFO's writer. os.Open would register the
+// file with the runtime poller (an epoll_ctl that fails for regular files
+// and four fcntl calls); the copier makes raw calls on the descriptor
+// anyway, so a plain openat(2) wrapped with os.NewFile costs one fcntl.
+func (a *app) openSource(d *dir, e *entry, top bool) (*os.File, unix.Stat_t, error) {
+	src := d.join(e.name)
+	var st unix.Stat_t
+	flags := unix.O_RDONLY | unix.O_NOCTTY
+	if !a.follows(top) {
+		flags |= unix.O_NOFOLLOW
+	}
+	if isRegular(&e.st) {
+		flags |= unix.O_NONBLOCK
+	}
+	fd, err := openat(d.fd, e.name, flags, 0)
+	if err != nil {
+		return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+	}
+	f := os.NewFile(uintptr(fd), src)
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
+		f.Close()
+		return nil, st, fmt.Errorf("cannot fstat %s: %s", quote(src), errText(err))
+	}
+	if idOf(&st) != idOf(&e.st) {
+		f.Close()
+		return nil, st, fmt.Errorf("skipping file %s, as it was replaced while being copied", quote(src))
+	}
+	return f, st, nil
+}
+
+// completeCopy reports whether dst, an existing DEST, counts as a complete
+// copy of the source src for -r --resume: a regular file of the source's
 // size, and when timestamps are preserved (-a, -p), of its mtime to the
 // nanosecond. (A DEST of that size with other bytes counts too: --resume
 // trusts what an earlier run of the same copy left.)
-func completeCopy(sfi, dfi os.FileInfo, mtime bool) bool {
-	if dfi == nil || !dfi.Mode().IsRegular() || !sfi.Mode().IsRegular() || dfi.Size() != sfi.Size() {
+func completeCopy(src, dst *unix.Stat_t, mtime bool) bool {
+	if dst == nil || !isRegular(dst) || !isRegular(src) || dst.Size != src.Size {
 		return false
 	}
-	return !mtime || dfi.ModTime().Equal(sfi.ModTime())
+	return !mtime || dst.Mtim == src.Mtim
 }
 
 // noCheckpoints warns, once per run, that a copy with --resume records no
@@ -442,36 +348,34 @@ func pseudoFS(fsType int64) bool {
 // setAttrs gives the temporary file the attributes the result must have
 // before it is renamed into place: with -p/--preserve the source's; else a
 // new file gets the source's permissions minus the umask (as cp), and an
-// existing DEST keeps its own mode and owner.
-func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.FileInfo, newFile bool, name string) error {
-	t := target{fd: int(dest.File.Fd()), path: dest.TempPath()}
-	sst := rawStat(sfi)
+// existing DEST (dst, at dest.Path) keeps its own mode and owner.
+func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sst, dst *unix.Stat_t, newFile bool, name string) error {
+	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
 			if err := t.chmod(a.newMode(sst.Mode, false)); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {
-			ds := rawStat(dfi)
-			if !a.opts.Preserve.Ownership && (ds.Uid != uint32(os.Geteuid()) || ds.Gid != uint32(os.Getegid())) {
+			if !a.opts.Preserve.Ownership && (dst.Uid != uint32(os.Geteuid()) || dst.Gid != uint32(os.Getegid())) {
 				// Before the chmod: chown clears set-user-ID bits.
-				if err := t.chown(int(ds.Uid), int(ds.Gid)); err != nil {
+				if err := t.chown(int(dst.Uid), int(dst.Gid)); err != nil {
 					a.out.Warnf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
-						quote(name), os.Geteuid(), os.Getegid(), ds.Uid, ds.Gid, errText(err))
+						quote(name), os.Geteuid(), os.Getegid(), dst.Uid, dst.Gid, errText(err))
 				}
 			}
 			// After the chown, which would drop security.capability, and
 			// before the chmod, which then adjusts an ACL's mask as it
 			// would have on DEST itself.
-			a.keepDestXattrs(t, dest.Path, dfi, name)
+			a.keepDestXattrs(t, dest.Path, dst, name)
 			// The set-ID bits only where a write into DEST would keep
 			// them (issue 12, finding 8).
-			if err := t.chmod(setIDAfterWrite(ds.Mode&0o7777, ds.Gid)); err != nil {
+			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		}
 	} else if !newFile {
-		a.keepDestXattrs(t, dest.Path, dfi, name)
+		a.keepDestXattrs(t, dest.Path, dst, name)
 	}
 	if a.opts.Preserve.Any() {
 		return a.preserve(t, sst, int(srcF.Fd()), "", name)
@@ -481,160 +385,178 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sfi, dfi os.
 
 // copySymlink copies a symbolic link as a link (-P, -r, -a): a new link
 // with the same target, put in place over DEST in one rename.
-func (a *app) copySymlink(r *record, src string, sfi os.FileInfo, dst string) {
-	ex, ok := a.checkDest(r, src, sfi, dst, false)
-	if !ok {
-		return
-	}
-	if a.opts.AttributesOnly && ex.fi != nil && !a.opts.RemoveDestination && ex.backup == "" {
-		// cp --attributes-only does not replace a DEST by a link.
-		r.fail(fmt.Sprintf("cannot create symbolic link %s: %s", quote(dst), errText(unix.EEXIST)))
-		return
-	}
-	link, err := os.Readlink(src)
+func (a *app) copySymlink(r *record, p *dirCopy, e *entry, name, src, dst string) {
+	link, err := readlinkat(p.src.fd, e.name)
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(src), errText(err)))
+		if _, ok := a.checkDest(r, p.dst, name, &e.st, src, dst, false); ok {
+			r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(src), errText(err)))
+		}
 		return
 	}
-	if a.opts.Verbose || a.opts.Debug {
-		r.out(copyingLine(src, dst, ex.backup))
-	}
-	undo, ok := a.backupStep(r, dst, ex.backup)
-	if !ok {
-		return
-	}
-	err = a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
-		return unix.Symlinkat(link, e.Dir, e.Name)
-	}, a.preserveEntry(rawStat(sfi), src, dst, true))
-	if err != nil {
-		undo()
-		r.fail(output.EntryError("cannot create symbolic link", dst, err))
-		return
-	}
-	a.madeEntry(dst)
-}
-
-// preserveEntry is Replace's finish for a new symbolic link or special
-// file: the attributes -p/--preserve ask for, or nothing.
-func (a *app) preserveEntry(st *syscall.Stat_t, src, dst string, link bool) func(durability.Entry) error {
-	if !a.opts.Preserve.Any() {
-		return nil
-	}
-	return func(e durability.Entry) error {
-		return a.preserve(target{fd: -1, path: e.Path, link: link}, st, -1, src, dst)
-	}
+	a.makeEntry(r, p, e, name, src, dst, "cannot create symbolic link", func(ent durability.Entry) error {
+		return unix.Symlinkat(link, ent.Dir, ent.Name)
+	}, a.preserveEntry(&e.st, p.src.at(e.name), dst, true))
 }
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
-func (a *app) copySpecial(r *record, src string, sfi os.FileInfo, dst string) {
-	ex, ok := a.checkDest(r, src, sfi, dst, false)
-	if !ok {
-		return
-	}
-	st := rawStat(sfi)
-	if a.opts.Verbose || a.opts.Debug {
-		r.out(copyingLine(src, dst, ex.backup))
-	}
-	undo, ok := a.backupStep(r, dst, ex.backup)
-	if !ok {
-		return
+func (a *app) copySpecial(r *record, p *dirCopy, e *entry, name, src, dst string) {
+	st := &e.st
+	kind := "cannot create fifo"
+	if m := st.Mode & unix.S_IFMT; m == unix.S_IFCHR || m == unix.S_IFBLK {
+		kind = "cannot create special file"
 	}
 	mode := st.Mode & (unix.S_IFMT | 0o777)
 	if a.opts.NoPreserveMode {
 		mode = st.Mode&unix.S_IFMT | 0o666
 	}
-	err := a.replaceEntry(r, strings.TrimRight(dst, "/"), func(e durability.Entry) error {
+	a.makeEntry(r, p, e, name, src, dst, kind, func(ent durability.Entry) error {
 		// mknod applies the umask, as creating a file does.
-		return unix.Mknodat(e.Dir, e.Name, mode, int(st.Rdev))
-	}, a.preserveEntry(st, src, dst, false))
-	if err != nil {
-		undo()
-		kind := "fifo"
-		if sfi.Mode()&os.ModeDevice != 0 {
-			kind = "special file"
-		}
-		r.fail(output.EntryError("cannot create "+kind, dst, err))
-		return
-	}
-	a.madeEntry(dst)
+		return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))
+	}, a.preserveEntry(st, p.src.at(e.name), dst, false))
 }
 
-// makeHardLink links dst to the copy already made of the same source inode.
-func (a *app) makeHardLink(r *record, src, first, dst string) {
-	sfi, err := os.Lstat(first)
+// makeHardLink links DEST to the copy already made of the same source inode.
+func (a *app) makeHardLink(r *record, first *linkFirst, p *dirCopy, e *entry, name, src, dst string) {
+	fst, err := first.dir.stat(first.name, false)
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first), errText(err)))
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.join(first.name)), errText(err)))
 		return
 	}
-	if dfi, err := os.Lstat(dst); err == nil && os.SameFile(dfi, sfi) {
+	if dst0, err := p.dst.stat(name, false); err == nil && idOf(&dst0) == idOf(&fst) {
 		return // DEST already is that link (cp -a a a, or a linked tree)
 	}
-	ex, ok := a.checkDestUpdate(r, first, sfi, dst, false, false)
+	linked := *e
+	linked.st = fst // DEST the first copy itself is "the same file"
+	a.makeEntryUpdate(r, p, &linked, name, src, dst, "cannot create hard link", false, func(ent durability.Entry) error {
+		return unix.Linkat(first.dir.fd, first.name, ent.Dir, ent.Name, 0)
+	}, nil)
+}
+
+// makeEntry puts a new entry made by create (under a temporary name, in
+// DEST's directory) over DEST, once cp's rules allow it.
+func (a *app) makeEntry(r *record, p *dirCopy, e *entry, name, src, dst, what string, create, finish func(durability.Entry) error) {
+	a.makeEntryUpdate(r, p, e, name, src, dst, what, a.opts.Update, create, finish)
+}
+
+// makeEntryUpdate is makeEntry with -u given or not (checkDestUpdate).
+func (a *app) makeEntryUpdate(r *record, p *dirCopy, e *entry, name, src, dst, what string, update bool, create, finish func(durability.Entry) error) {
+	ex, ok := a.checkDestUpdate(r, p.dst, name, &e.st, src, dst, false, update)
 	if !ok {
 		return
 	}
-	if a.opts.Verbose || a.opts.Debug {
+	if a.opts.AttributesOnly && isSymlink(&e.st) && ex.st != nil && !a.opts.RemoveDestination && ex.backup == "" {
+		// cp --attributes-only does not replace a DEST by a link.
+		r.fail(fmt.Sprintf("%s %s: %s", what, quote(dst), errText(unix.EEXIST)))
+		return
+	}
+	if a.opts.Verbose {
 		r.out(copyingLine(src, dst, ex.backup))
+	}
+	if p.dst.err != nil {
+		r.fail(output.EntryError(what, dst, p.dst.err))
+		return
 	}
 	undo, ok := a.backupStep(r, dst, ex.backup)
 	if !ok {
 		return
 	}
-	err = a.replaceEntry(r, dst, func(e durability.Entry) error {
-		return unix.Linkat(unix.AT_FDCWD, first, e.Dir, e.Name, 0)
-	}, nil)
-	if err != nil {
+	if err := a.replaceEntry(r, p.dst.at(name), dst, create, finish); err != nil {
 		undo()
-		r.fail(output.EntryError("cannot create hard link", dst, err))
+		if becameDir(err, p.dst, name) {
+			r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		} else {
+			r.fail(output.EntryError(what, dst, err))
+		}
 		return
 	}
-	a.madeEntry(dst)
+	p.madeEntry.Store(true)
+	if a.created != nil {
+		if st, err := p.dst.stat(name, false); err == nil {
+			a.noteCreated(idOf(&st))
+		}
+	}
 }
 
-// replaceEntry puts a link, FIFO or device node at dst with
-// durability.Replace and, when the first temporary name was taken, sweeps
-// the leftovers for dst as a file copy does: a power cut between Replace's
-// create and its rename leaves the entry under that name, and nothing else
-// would ever name or remove it (found by the crash-simulating filesystem,
-// integration_test/crashfs).
+// preserveEntry is Replace's finish for a new symbolic link or special
+// file: the attributes -p/--preserve ask for (from the source at srcPath),
+// or nothing.
+func (a *app) preserveEntry(st *unix.Stat_t, srcPath, dst string, link bool) func(durability.Entry) error {
+	if !a.opts.Preserve.Any() {
+		return nil
+	}
+	return func(e durability.Entry) error {
+		return a.preserve(target{fd: -1, path: e.Path, link: link}, st, -1, srcPath, dst)
+	}
+}
+
 // reportLeftovers says what the sweep found when the first temporary name
 // for dst was taken: by a leftover of an interrupted copy, by a copy to
 // the same DEST still running, or by a file of someone else's.
 func (a *app) reportLeftovers(r *record, dst string, left []durability.Leftover) {
 	for _, l := range left {
+		shown := Shown(l.Path)
 		switch {
 		case l.Removed:
-			if a.opts.Verbose || a.opts.Debug {
-				r.out(fmt.Sprintf("removed %s", quote(l.Path)))
+			if a.opts.Verbose {
+				r.out(fmt.Sprintf("removed %s", quote(shown)))
 			}
 		case l.Unmarked:
-			r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(l.Path)))
+			r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(shown)))
 		default:
 			r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s; remove it if no copy to %s is running",
-				quote(l.Path), quote(dst), quote(dst)))
+				quote(shown), quote(dst), quote(dst)))
 		}
 	}
 }
 
-func (a *app) replaceEntry(r *record, dst string, create, finish func(durability.Entry) error) error {
-	left, err := durability.Replace(a.session, dst, create, finish)
+// replaceEntry puts a link, FIFO or device node at path (pinned to its
+// directory: dir.at) with durability.Replace, and reports the leftovers a
+// taken first temporary name made it sweep.
+func (a *app) replaceEntry(r *record, path, dst string, create, finish func(durability.Entry) error) error {
+	left, err := durability.Replace(a.session, path, create, finish)
 	a.reportLeftovers(r, dst, left)
 	return err
 }
 
-// unverifiable explains why --verify cannot check a file of fi's type, or
+// becameDir reports whether err is a rename that failed because DEST
+// (name in d) became a directory after it was looked at: the kernel says
+// EISDIR, or EEXIST or ENOTEMPTY for a directory with entries.
+func becameDir(err error, d *dir, name string) bool {
+	var de *durability.Error
+	if !errors.As(err, &de) || de.Op != "rename" ||
+		!(errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
+		return false
+	}
+	st, serr := d.stat(name, false)
+	return serr == nil && isDir(&st)
+}
+
+// readlinkat reads the symbolic link name in dirfd.
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 4 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// unverifiable explains why --verify cannot check a file of st's type, or
 // returns "" when it can (regular files and block devices).
-func unverifiable(name string, fi os.FileInfo, side string) string {
-	m := fi.Mode()
+func unverifiable(name string, st *unix.Stat_t, side string) string {
 	kind := ""
-	switch {
-	case m.IsRegular(), m&os.ModeDevice != 0 && m&os.ModeCharDevice == 0:
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFBLK:
 		return ""
-	case m&os.ModeNamedPipe != 0:
+	case unix.S_IFIFO:
 		kind = "a fifo"
-	case m&os.ModeCharDevice != 0:
+	case unix.S_IFCHR:
 		kind = "a character special file"
-	case m&os.ModeSocket != 0:
+	case unix.S_IFSOCK:
 		kind = "a socket"
 	default:
 		kind = "not a regular file"
@@ -642,47 +564,11 @@ func unverifiable(name string, fi os.FileInfo, side string) string {
 	return fmt.Sprintf("cannot verify %s: the %s is %s, which cannot be read again; copy it without --verify", quote(name), side, kind)
 }
 
-// openSource opens a SOURCE for reading. os.Open would register the file
-// with the runtime poller (an epoll_ctl that fails for regular files and
-// four fcntl calls); the copier makes raw calls on the descriptor anyway, so
-// a plain open(2) wrapped with os.NewFile costs one fcntl instead.
-func openSource(path string) (*os.File, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		if err == unix.EINTR {
-			continue // a signal while waiting for a FIFO's writer
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), path), nil
-	}
-}
-
-// writable reports whether the effective user may write path, as the
-// kernel decides: nil, or EACCES, EROFS, ETXTBSY, or EPERM for an immutable
-// file. x/sys/unix's Faccessat with AT_EACCESS takes an EPERM from
-// faccessat2(2) for a seccomp filter that does not know the call and
-// emulates the check, and its emulation lets root write anything, immutable
-// files included; so an EPERM is asked again of plain faccessat(2), which
-// every filter allows, when it checks the same IDs.
-func writable(path string) error {
-	err := ignoringEINTR(func() error { return unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) })
-	switch {
-	case err == unix.ENOSYS:
-		// Before Linux 5.8: x/sys's emulation is all there is.
-		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
-	case err == unix.EPERM && os.Getuid() == os.Geteuid() && os.Getgid() == os.Getegid():
-		return ignoringEINTR(func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, 0) })
-	}
-	return err
-}
-
-// activeSwapFile reports whether fi is a swap file in use (/proc/swaps,
+// activeSwapFile reports whether st is a swap file in use (/proc/swaps,
 // read once per run, and only when an existing regular DEST is replaced).
-func (a *app) activeSwapFile(fi os.FileInfo) bool {
+func (a *app) activeSwapFile(st *unix.Stat_t) bool {
 	a.swapOnce.Do(func() { a.swapFiles = readSwapFiles() })
-	return a.swapFiles[idOf(fi)]
+	return a.swapFiles[idOf(st)]
 }
 
 // readSwapFiles returns the device and inode numbers of the swap files in
@@ -699,14 +585,14 @@ func readSwapFiles() map[devIno]bool {
 		if len(f) < 2 || f[1] != "file" {
 			continue
 		}
-		fi, err := os.Stat(unescapeOctal(f[0]))
-		if err != nil {
+		var st unix.Stat_t
+		if unix.Stat(unescapeOctal(f[0]), &st) != nil {
 			continue
 		}
 		if m == nil {
 			m = make(map[devIno]bool)
 		}
-		m[idOf(fi)] = true
+		m[idOf(&st)] = true
 	}
 	return m
 }
@@ -756,24 +642,6 @@ func unescapeOctal(s string) string {
 	return b.String()
 }
 
-// ignoringEINTR calls f until it fails with something other than EINTR: on
-// FUSE and NFS a signal can cut a call short, and such a call did nothing.
-func ignoringEINTR(f func() error) error {
-	for {
-		if err := f(); err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-// confirm asks on stderr and reads the answer from stdin (-i).
-func (a *app) confirm(question string) bool {
-	a.out.Prompt(question)
-	line, _ := a.stdin.ReadString('\n')
-	line = strings.TrimSpace(line)
-	return strings.HasPrefix(line, "y") || strings.HasPrefix(line, "Y")
-}
-
 // newMode is the permission bits of a new file (or directory) without
 // --preserve=mode: SOURCE's minus the umask, as cp; with
 // --no-preserve=mode, the default ones (0666, directories 0777) minus the
@@ -793,29 +661,20 @@ func noData(dst, src *os.File, o copier.Options) (copier.Result, error) {
 	return copier.Result{}, nil
 }
 
-// attributesOnly gives an existing regular DEST the attributes asked for
-// and leaves its data (--attributes-only): cp opens it without O_TRUNC and
-// writes nothing.
-func (a *app) attributesOnly(r *record, srcF *os.File, sfi os.FileInfo, path, dst string) bool {
-	// path is DEST, or the file a symlink DEST leads to: opened in its
-	// directory without following a link that replaced it since.
-	dfd, base, err := dirOf(path)
-	if err == nil {
-		defer unix.Close(dfd)
-		var fd int
-		fd, err = unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == nil {
-			defer unix.Close(fd)
-			return a.attributesOnlyFd(r, srcF, sfi, fd, dst)
-		}
+// attributesOnly gives an existing regular DEST (at path) the attributes
+// asked for and leaves its data (--attributes-only): cp opens it without
+// O_TRUNC and writes nothing.
+func (a *app) attributesOnly(r *record, srcF *os.File, sst *unix.Stat_t, path, dst string) bool {
+	// path is DEST, or the file a symlink DEST leads to, in its directory
+	// (dir.at): not a link that replaced it since.
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+		return false
 	}
-	r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unwrapPath(err))))
-	return false
-}
-
-func (a *app) attributesOnlyFd(r *record, srcF *os.File, sfi os.FileInfo, fd int, dst string) bool {
+	defer unix.Close(fd)
 	if a.opts.Preserve.Any() {
-		if err := a.preserve(target{fd: fd, path: dst}, rawStat(sfi), int(srcF.Fd()), "", dst); err != nil {
+		if err := a.preserve(target{fd: fd}, sst, int(srcF.Fd()), "", dst); err != nil {
 			r.fail(err.Error())
 			return false
 		}

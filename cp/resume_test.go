@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // What -r --resume counts as a complete copy, and so skips.
 func TestCompleteCopy(t *testing.T) {
 	dir := t.TempDir()
-	mk := func(name string, size int, mtime time.Time) os.FileInfo {
+	mk := func(name string, size int, mtime time.Time) *unix.Stat_t {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
 			t.Fatal(err)
@@ -18,11 +20,16 @@ func TestCompleteCopy(t *testing.T) {
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
-		fi, err := os.Lstat(p)
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
 			t.Fatal(err)
 		}
-		return fi
+		return &st
+	}
+	lstat := func(p string) *unix.Stat_t {
+		var st unix.Stat_t
+		unix.Lstat(p, &st)
+		return &st
 	}
 	t0 := time.Unix(1700000000, 123456789)
 	src := mk("src", 100, t0)
@@ -30,12 +37,12 @@ func TestCompleteCopy(t *testing.T) {
 	older := mk("older", 100, t0.Add(-time.Nanosecond))
 	short := mk("short", 99, t0)
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
-	dirFI, _ := os.Lstat(filepath.Join(dir, "d"))
+	dirFI := lstat(filepath.Join(dir, "d"))
 	os.Symlink("src", filepath.Join(dir, "link"))
-	linkFI, _ := os.Lstat(filepath.Join(dir, "link"))
+	linkFI := lstat(filepath.Join(dir, "link"))
 	tests := []struct {
 		name  string
-		dfi   os.FileInfo
+		dfi   *unix.Stat_t
 		mtime bool
 		want  bool
 	}{

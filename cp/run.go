@@ -46,13 +46,20 @@ type app struct {
 	swapOnce  sync.Once
 	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
 
-	entryMu   sync.Mutex
-	entryDirs map[string]bool // with --sync: directories that got a new entry other than a regular file
-
 	linksMu sync.Mutex
 	links   map[devIno]*linkFirst // -a: the first copy of each multiply-linked inode
-	dirs    []dirDone             // directories whose attributes are set at the end
-	tops    map[topCopy]bool      // the command-line SOURCEs copied, and where
+
+	// With several SOURCEs: the entries this run made, and the copy that
+	// last claimed each DEST (schedule).
+	createdMu sync.Mutex
+	created   map[devIno]bool
+	claimMu   sync.Mutex
+	claims    map[claimKey]chan struct{}
+
+	bufferSize int // --buffer-size, bounded by maxBufferTotal across -j
+
+	parentDirs []parentDone     // --parents: the directories above each SOURCE
+	tops       map[topCopy]bool // the command-line SOURCEs copied, and where
 }
 
 // Run copies as opts say, printing to out and reading -i's answers from
@@ -66,9 +73,11 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	if a.selinuxChecks() {
 		return true
 	}
-	a.startProgress()
+	a.boundBuffers()
+	p := a.makePlan()
+	a.startProgress(p.total)
 	a.startWorkers()
-	a.copyAll()
+	a.copyAll(p)
 	a.finish()
 	if a.progress != nil {
 		a.progress.Finish()
@@ -76,8 +85,35 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	return a.seq.failed
 }
 
+// maxBufferTotal bounds the rw loop's buffers of all -j copies together.
+const maxBufferTotal = 256 << 20
+
+// boundBuffers gives each copy a buffer such that -j copies at once hold
+// at most maxBufferTotal, and says so when --buffer-size is cut down.
+func (a *app) boundBuffers() {
+	o := a.opts
+	a.bufferSize = o.BufferSize
+	jobs := max(o.Jobs, 1)
+	size := o.BufferSize
+	if size == 0 {
+		size = copier.DefaultBufferSize
+	}
+	if int64(jobs)*int64(size) <= maxBufferTotal {
+		return
+	}
+	a.bufferSize = max(maxBufferTotal/jobs, minBufferSize)
+	if o.BufferSize != 0 {
+		a.out.Warnf("--buffer-size=%s with -j %d would take %s; each copy uses %s (%s in all)",
+			output.Size(int64(o.BufferSize)), jobs, output.Size(int64(jobs)*int64(size)),
+			output.Size(int64(a.bufferSize)), output.Size(int64(jobs)*int64(a.bufferSize)))
+	}
+}
+
+// minBufferSize is the smallest buffer boundBuffers gives a copy.
+const minBufferSize = 64 << 10
+
 // startProgress starts the bar if the options and stderr call for one.
-func (a *app) startProgress() {
+func (a *app) startProgress(total int64) {
 	switch a.opts.Progress {
 	case flags.ProgressOff:
 		return
@@ -86,5 +122,5 @@ func (a *app) startProgress() {
 			return
 		}
 	}
-	a.progress = a.out.StartProgress(a.totalBytes())
+	a.progress = a.out.StartProgress(total)
 }

@@ -3,11 +3,8 @@ package cp
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-	"syscall"
+	"sync/atomic"
 
 	"fastcp/durability"
 	"fastcp/flags"
@@ -16,160 +13,83 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyAll resolves the operands into SOURCE -> DEST pairs, as cp does.
-func (a *app) copyAll() {
-	o := a.opts
-	ops := o.Operands
-	var sources []string
-	var target string
-	intoDir := false
-	switch {
-	case o.TargetDir != "":
-		target, sources, intoDir = o.TargetDir, ops, true
-		fi, err := os.Stat(target)
-		if err == nil && !fi.IsDir() {
-			err = unix.ENOTDIR
-		}
-		if err != nil {
-			a.seq.emit(true, fmt.Sprintf("target directory %s: %s", quote(target), errText(err)))
-			return
-		}
-	case o.NoTargetDir:
-		sources, target = ops[:1], ops[1]
-	default:
-		sources, target = ops[:len(ops)-1], ops[len(ops)-1]
-		fi, err := os.Stat(target)
-		switch {
-		case err == nil && fi.IsDir():
-			intoDir = true
-		case len(sources) > 1 && err != nil:
-			a.seq.emit(true, fmt.Sprintf("target %s: %s", quote(target), errText(err)))
-			return
-		case len(sources) > 1:
-			a.seq.emit(true, fmt.Sprintf("target %s: %s", quote(target), errText(unix.ENOTDIR)))
-			return
-		}
-	}
-	if len(sources) == 1 && !intoDir && o.Force && o.Backup != flags.BackupNone && sources[0] == target {
-		// cp --force --backup f f: the backup is a copy of f, made
-		// without backups, and f stays as it is.
-		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
-			target = a.backupName(target)
-			noBackup := *o
-			noBackup.Backup, noBackup.BackupSuffix = flags.BackupNone, ""
-			a.opts, o = &noBackup, &noBackup
-		}
-	}
-	for _, src := range sources {
-		if o.StripTrailingSlashes && (intoDir || o.Parents) {
-			// As cp: only the SOURCEs copied into a directory.
-			if t := strings.TrimRight(src, "/"); t != "" {
-				src = t
-			} else {
-				src = "/"
-			}
-		}
-		dst := target
-		switch {
-		case o.Parents:
-			var ok bool
-			if dst, ok = a.parentsDest(src, target); !ok {
-				continue
-			}
-		case intoDir:
-			dst = joinPath(target, filepath.Base(src))
-		}
-		a.copyTop(src, dst)
-	}
+// dirCopy is a directory being copied, or the directory an operand's DEST
+// goes into: its source and destination are open until the last entry
+// copied into it is done; then it is finished (mode, owner, times, --sync)
+// and lets go of its parent. Directories are thus finished deepest first,
+// each once everything inside it is written, whichever -j worker wrote it.
+type dirCopy struct {
+	src, dst         *dir
+	e                *entry // nil for an operand's DEST directory
+	srcPath, dstPath string
+	created          bool // made by this run (or left unfinished by an interrupted one)
+	parent           *dirCopy
+	pending          atomic.Int32 // entries not done yet, +1 while the walker schedules
+	rec              *record      // the finish's record, after those of the entries
+	madeEntry        atomic.Bool  // --sync: got an entry that durability does not sync
 }
 
-// joinPath names an entry inside a directory as cp prints it: "dir/name".
-func joinPath(dir, name string) string {
-	if strings.HasSuffix(dir, "/") {
-		return dir + name
+// copyAll copies what the plan says.
+func (a *app) copyAll(p *plan) {
+	if p.fail != "" {
+		a.seq.emit(true, p.fail)
+		return
 	}
-	return dir + "/" + name
-}
-
-// statSource stats a SOURCE (top: named on the command line), following
-// symbolic links as -L, -P, -H and the default say: cp follows them unless
-// copying recursively.
-func (a *app) statSource(path string, top bool) (os.FileInfo, error) {
-	follow := false
-	switch a.opts.Deref {
-	case flags.DerefAlways:
-		follow = true
-	case flags.DerefCommandLine:
-		follow = top
-	case flags.DerefDefault:
-		// cp: -l follows them even when recursive.
-		follow = !a.opts.Recursive || a.opts.Link
+	if len(p.ops) > 1 {
+		// Two SOURCEs can have the same DEST: cp refuses to overwrite
+		// what it just made.
+		a.created = make(map[devIno]bool)
+		a.claims = make(map[claimKey]chan struct{})
 	}
-	if follow {
-		return os.Stat(path)
+	for _, op := range p.ops {
+		a.copyTop(op)
 	}
-	return os.Lstat(path)
-}
-
-func rawStat(fi os.FileInfo) *syscall.Stat_t { return fi.Sys().(*syscall.Stat_t) }
-
-type devIno struct{ dev, ino uint64 }
-
-func idOf(fi os.FileInfo) devIno {
-	st := rawStat(fi)
-	return devIno{st.Dev, st.Ino}
-}
-
-// ancestor is a directory on the path being copied, to refuse cycles
-// (symbolic link loops under -L).
-type ancestor struct {
-	id     devIno
-	parent *ancestor
-}
-
-func (p *ancestor) has(id devIno) bool {
-	for ; p != nil; p = p.parent {
-		if p.id == id {
-			return true
-		}
-	}
-	return false
 }
 
 // copyTop copies one command-line SOURCE to DEST.
-func (a *app) copyTop(src, dst string) {
-	fi, err := a.statSource(src, true)
-	if err != nil {
-		a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(src), errText(err)))
-		return
-	}
-	if fi.IsDir() && a.opts.Recursive {
-		if msg := intoItself(src, fi, dst); msg != "" {
-			a.seq.emit(true, msg)
+func (a *app) copyTop(op operand) {
+	e := op.e
+	if a.opts.Parents {
+		if _, ok := a.parentsDest(op.src, op.target); !ok {
 			return
 		}
 	}
-	// cp: a SOURCE named twice for one DEST is copied once, with a warning.
-	key := topCopy{idOf(fi), filepath.Clean(dst)}
-	if a.tops[key] {
-		what := "file"
-		if fi.IsDir() {
-			if !a.opts.Recursive {
-				a.copyEntry(src, fi, dst, nil) // omitting directory, again
-				return
-			}
-			what = "directory"
-		}
-		r := a.seq.open()
-		r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(src)))
-		a.seq.close(r)
+	if e.statErr == nil && op.refused != "" {
+		a.seq.emit(true, op.refused)
 		return
 	}
-	if a.tops == nil {
-		a.tops = make(map[topCopy]bool)
+	if e.statErr == nil && a.namedAgain(op) {
+		return
 	}
-	a.tops[key] = true
-	a.copyEntry(src, fi, dst, nil)
+	dirPath, name := splitDest(op.dst)
+	root := &dirCopy{src: cwd, dst: openOperandDir(dirPath)}
+	root.pending.Store(1)
+	a.copyEntry(root, e, name, op.src, op.dst)
+	a.finishScheduling(root)
+}
+
+// namedAgain reports whether SOURCE was named before for the same DEST:
+// cp copies it once and warns (or, without -r, omits a directory again).
+func (a *app) namedAgain(op operand) bool {
+	key := topCopy{idOf(&op.e.st), filepath.Clean(op.dst)}
+	if !a.tops[key] {
+		if a.tops == nil {
+			a.tops = make(map[topCopy]bool)
+		}
+		a.tops[key] = true
+		return false
+	}
+	what := "file"
+	if isDir(&op.e.st) {
+		if !a.opts.Recursive {
+			return false // omitting directory, again
+		}
+		what = "directory"
+	}
+	r := a.seq.open()
+	r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(op.src)))
+	a.seq.close(r)
+	return true
 }
 
 // topCopy is a command-line SOURCE (by inode) and the DEST it goes to.
@@ -178,73 +98,68 @@ type topCopy struct {
 	dst string
 }
 
-// intoItself refuses to copy a directory into itself or a descendant: it
-// walks up from DEST's nearest existing ancestor comparing device and inode
-// numbers with SOURCE's, so symbolic links and bind mounts cannot hide it.
-func intoItself(src string, sfi os.FileInfo, dst string) string {
-	id := idOf(sfi)
-	p := filepath.Clean(dst)
-	for {
-		fi, err := os.Stat(p)
-		if err == nil {
-			for {
-				if idOf(fi) == id {
-					return fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst))
-				}
-				parent, err := os.Stat(p + "/..")
-				if err != nil || idOf(parent) == idOf(fi) {
-					return ""
-				}
-				p, fi = p+"/..", parent
-			}
-		}
-		next := filepath.Dir(p)
-		if next == p {
-			return ""
-		}
-		p = next
+// openOperandDir opens the directory an operand's DEST goes into, by the name
+// the user gave (cp follows links there too). Without read permission it is
+// opened O_PATH, which is enough to create entries in it. When it cannot be
+// opened, the error is kept: each entry then reports it as cp would (cannot
+// create, cannot stat).
+func openOperandDir(path string) *dir {
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOCTTY, 0)
+	if err == unix.EACCES {
+		fd, err = openat(unix.AT_FDCWD, path, unix.O_PATH|unix.O_DIRECTORY, 0)
 	}
+	if err != nil {
+		return &dir{fd: -1, path: path, err: err}
+	}
+	return newDir(fd, path)
 }
 
-// copyEntry copies one entry of any type.
-func (a *app) copyEntry(src string, fi os.FileInfo, dst string, anc *ancestor) {
-	mode := fi.Mode()
-	switch {
-	case mode.IsDir():
+// copyEntry copies one entry of any type into p under name.
+func (a *app) copyEntry(p *dirCopy, e *entry, name, src, dst string) {
+	if e.statErr != nil {
+		a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(src), errText(e.statErr)))
+		return
+	}
+	st := &e.st
+	if isDir(st) {
 		if !a.opts.Recursive {
 			a.seq.emit(true, fmt.Sprintf("-r not specified; omitting directory %s", quote(src)))
 			return
 		}
-		a.copyDir(src, fi, dst, anc)
+		a.copyDir(p, e, name, src, dst)
+		return
+	}
+	switch {
 	case a.opts.Link || a.opts.Symlink:
 		// -l, -s: a link instead of a copy, whatever the type. A hard
 		// link to a symbolic link follows it when the walk did.
-		follow := mode&os.ModeSymlink == 0
-		a.schedule(func(r *record) { a.linkEntry(r, src, fi, dst, follow) })
-	case mode&os.ModeSymlink != 0:
-		a.schedule(func(r *record) { a.copySymlink(r, src, fi, dst) })
-	case mode.IsRegular():
-		a.scheduleFile(src, fi, dst, anc == nil)
+		follow := !isSymlink(st)
+		a.schedule(p, name, func(r *record) { a.linkEntry(r, p, e, name, src, dst, follow) })
+	case isSymlink(st):
+		a.schedule(p, name, func(r *record) { a.copySymlink(r, p, e, name, src, dst) })
+	case isRegular(st):
+		a.scheduleFile(p, e, name, src, dst)
 	case a.opts.Recursive && !a.opts.CopyContents:
 		// cp -R recreates FIFOs, devices and sockets rather than reading
 		// them (--copy-contents reads them).
-		a.schedule(func(r *record) { a.copySpecial(r, src, fi, dst) })
+		a.schedule(p, name, func(r *record) { a.copySpecial(r, p, e, name, src, dst) })
 	default:
 		// Without -r a FIFO or device SOURCE is read as data.
-		a.schedule(func(r *record) { a.copyFile(r, src, fi, dst) })
+		a.schedule(p, name, func(r *record) { a.copyFile(r, p, e, name, src, dst) })
 	}
 }
 
 // linkFirst is the first copy of a source inode with several links (-a).
 type linkFirst struct {
-	dst  string
+	dir  *dir // held until the end of the run
+	name string
 	ok   bool
 	done chan struct{}
 }
 
 // scheduleFile copies a regular file, or with -a makes a further link to
 // the copy of an inode already copied in this run, as cp -a does.
-func (a *app) scheduleFile(src string, fi os.FileInfo, dst string, top bool) {
+func (a *app) scheduleFile(p *dirCopy, e *entry, name, src, dst string) {
 	// The first copy of an inode counts as made when -u kept the DEST
 	// that is already there: the later names are linked to it, as cp
 	// does (replacing whatever they were, newer or not).
@@ -252,187 +167,302 @@ func (a *app) scheduleFile(src string, fi os.FileInfo, dst string, top bool) {
 	// links that are followed (-L; -H on the command line) may be met
 	// twice, as cp remembers.
 	o := a.opts
-	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && top
-	if !o.HardLinks || rawStat(fi).Nlink < 2 && !followed {
-		a.schedule(func(r *record) { a.copyFile(r, src, fi, dst) })
+	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && p.src == cwd
+	if !o.HardLinks || e.st.Nlink < 2 && !followed {
+		a.schedule(p, name, func(r *record) { a.copyFile(r, p, e, name, src, dst) })
 		return
 	}
-	id := idOf(fi)
+	id := idOf(&e.st)
 	a.linksMu.Lock()
 	first, seen := a.links[id]
 	if !seen {
-		first = &linkFirst{dst: dst, done: make(chan struct{})}
+		first = &linkFirst{dir: p.dst, name: name, done: make(chan struct{})}
+		p.dst.hold()
 		a.links[id] = first
 	}
 	a.linksMu.Unlock()
 	if !seen {
-		a.schedule(func(r *record) {
+		a.schedule(p, name, func(r *record) {
 			defer close(first.done)
-			first.ok = a.copyFile(r, src, fi, dst)
+			first.ok = a.copyFile(r, p, e, name, src, dst)
 		})
 		return
 	}
-	a.schedule(func(r *record) {
+	a.schedule(p, name, func(r *record) {
 		// The first copy was queued earlier, so it is running or done.
 		<-first.done
 		if first.ok {
-			a.makeHardLink(r, src, first.dst, dst)
+			a.makeHardLink(r, first, p, e, name, src, dst)
 		} else {
-			a.copyFile(r, src, fi, dst)
+			a.copyFile(r, p, e, name, src, dst)
 		}
 	})
 }
 
-// dirDone is a copied directory whose mode and times are set at the end.
-type dirDone struct {
-	src, dst string
-	fi       os.FileInfo
-	created  bool
-}
-
 // copyDir creates DEST (or merges into an existing directory) and copies
 // SOURCE's entries into it in name order.
-func (a *app) copyDir(src string, fi os.FileInfo, dst string, anc *ancestor) {
+func (a *app) copyDir(p *dirCopy, e *entry, name, src, dst string) {
 	r := a.seq.open()
-	if anc.has(idOf(fi)) {
-		// A symbolic link (-L, -H) or a bind mount leading back up.
-		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
+	d, ok := a.openDirCopy(r, p, e, name, src, dst)
+	if !ok {
 		a.seq.close(r)
 		return
 	}
-	created := false
+	p.pending.Add(1)
+	d.pending.Store(1)
+	a.seq.close(r)
+	if d.src != nil {
+		for _, kid := range e.kids {
+			a.copyEntry(d, kid, kid.name, joinPath(src, kid.name), joinPath(dst, kid.name))
+		}
+	}
+	a.finishScheduling(d)
+}
+
+// openDirCopy opens SOURCE's directory again (checking that it still is
+// the one the walk listed) and creates or opens DEST's.
+func (a *app) openDirCopy(r *record, p *dirCopy, e *entry, name, src, dst string) (*dirCopy, bool) {
+	if e.cyclic {
+		// A symbolic link (-L, -H) or a bind mount leading back up.
+		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
+		return nil, false
+	}
+	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p}
+	if e.listErr == nil {
+		sd, sst, err := p.src.openDir(e.name, a.follows(p.src == cwd))
+		if err == nil && idOf(&sst) != idOf(&e.st) {
+			sd.release()
+			r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(src)))
+			return nil, false
+		}
+		if err != nil {
+			e.listErr = err
+		}
+		d.src = sd
+	}
+	ok := a.openDestDir(r, p, d, name)
+	if ok && e.listErr != nil {
+		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(e.listErr)))
+	}
+	if !ok && d.src != nil {
+		d.src.release()
+	}
+	return d, ok
+}
+
+// openDestDir creates DEST's directory, or opens an existing one to merge
+// into.
+func (a *app) openDestDir(r *record, p *dirCopy, d *dirCopy, name string) bool {
+	src, dst := d.srcPath, d.dstPath
 	// Not followed, as cp: a symbolic link in DEST's tree, even to a
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
-	dfi, err := os.Lstat(dst)
-	if err == nil && dfi.Mode()&os.ModeSymlink != 0 && a.opts.KeepDirSymlink {
+	dst0, err := p.dst.stat(name, false)
+	follow := false
+	if err == nil && isSymlink(&dst0) && a.opts.KeepDirSymlink {
 		// --keep-directory-symlink: a symlink to a directory is followed.
-		if t, terr := os.Stat(dst); terr == nil && t.IsDir() {
-			dfi = t
+		if t, terr := p.dst.stat(name, true); terr == nil && isDir(&t) {
+			dst0, follow = t, true
 		}
 	}
 	switch {
-	case err == nil && !dfi.IsDir():
+	case err == nil && !isDir(&dst0):
 		r.fail(fmt.Sprintf("cannot overwrite non-directory %s with directory %s", quote(dst), quote(src)))
-		a.seq.close(r)
-		return
-	case err == nil && os.SameFile(dfi, fi):
+		return false
+	case err == nil && idOf(&dst0) == idOf(&d.e.st):
 		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
-		a.seq.close(r)
-		return
-	case errors.Is(err, os.ErrNotExist):
+		return false
+	case errors.Is(err, unix.ENOENT):
 		// Owner-writable while its entries are copied; the final mode
-		// comes at the end (a read-only source directory stays copyable).
-		if err := os.Mkdir(strings.TrimRight(dst, "/"), 0o700); err != nil {
+		// comes at the end (a read-only source directory stays
+		// copyable).
+		if err := p.dst.mkdir(name); err != nil {
 			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
-			a.seq.close(r)
-			return
+			return false
 		}
-		created = true
-		a.session.DirCreated(dst)
-		if a.opts.Verbose || a.opts.Debug {
+		d.created = true
+		p.madeEntry.Store(true)
+		if a.opts.Verbose {
 			r.out(output.Copying(src, dst))
 		}
 	case err != nil:
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-		a.seq.close(r)
-		return
+		return false
 	}
-	a.dirs = append(a.dirs, dirDone{src: src, dst: dst, fi: fi, created: created})
-	if created {
-		a.madeEntry(dst)
-	}
-	var names []string
-	if a.opts.OneFileSystem && anc != nil && anc.id.dev != idOf(fi).dev {
-		// -x: a mount point is copied, not what is mounted on it.
-	} else if names, err = readNames(src); err != nil {
-		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(err)))
-	}
-	a.seq.close(r)
-	here := &ancestor{id: idOf(fi), parent: anc}
-	for _, name := range names {
-		child := joinPath(src, name)
-		cfi, err := a.statSource(child, false)
-		if err != nil {
-			a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(child), errText(err)))
-			continue
-		}
-		a.copyEntry(child, cfi, joinPath(dst, name), here)
-	}
-}
-
-// readNames lists a directory's entries in name order.
-func readNames(dir string) ([]string, error) {
-	f, err := openNoPoller(dir, unix.O_DIRECTORY)
+	dd, _, err := p.dst.openDir(name, follow)
 	if err != nil {
-		return nil, err
+		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dst), errText(err)))
+		return false
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	sort.Strings(names)
-	return names, err
+	d.dst = dd
+	if d.created {
+		// The mark says so to a later run, should this one be
+		// interrupted; and nothing can be left over in it.
+		markUnfinished(dd.fd)
+		a.session.DirCreated(dd.at(""))
+	} else {
+		d.created = unfinished(dd.fd)
+	}
+	return true
 }
 
-// finishDirs gives the copied directories their final mode, owner and
-// times, deepest first, once everything inside them is written.
-func (a *app) finishDirs() {
-	for i := len(a.dirs) - 1; i >= 0; i-- {
-		d := a.dirs[i]
-		st := rawStat(d.fi)
-		t := target{fd: -1, path: strings.TrimRight(d.dst, "/")}
-		var err error
-		if a.opts.Preserve.Any() {
-			err = a.preserve(t, st, -1, d.src, d.dst)
+// finishScheduling is the walker's last word on d: every entry of d is
+// scheduled. d's finish gets a record after theirs.
+func (a *app) finishScheduling(d *dirCopy) {
+	d.rec = a.seq.open()
+	d.done(a)
+}
+
+// done notes that one entry of d (or the walker) is done; the last one
+// finishes d.
+func (d *dirCopy) done(a *app) {
+	if d.pending.Add(-1) == 0 {
+		a.finishDir(d)
+	}
+}
+
+// finishDir gives a copied directory its final mode, owner and times, once
+// everything inside it is written, makes its entries durable with --sync,
+// and closes it.
+func (a *app) finishDir(d *dirCopy) {
+	r := d.rec
+	if d.e != nil {
+		if err := a.setDirAttrs(d); err != nil {
+			r.fail(err.Error())
 		}
-		if err == nil && d.created && !a.opts.Preserve.Mode {
-			if e := t.chmod(a.newMode(st.Mode, true)); e != nil {
-				err = output.Wordedf("setting permissions for %s: %s", quote(d.dst), errText(e))
+	}
+	// --sync: a copied directory's entries, and a new entry that
+	// durability did not sync itself (a directory, a link, a special
+	// file) in the directory it went into.
+	if a.opts.Sync != durability.SyncNone && d.dst.err == nil && (d.e != nil || d.madeEntry.Load()) {
+		if err := durability.SyncDirFd(d.dst.fd); err != nil {
+			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(d.dst.path), errText(err)))
+		}
+	}
+	if d.src != nil {
+		d.src.release()
+	}
+	d.dst.release()
+	a.seq.close(r)
+	if d.parent != nil {
+		d.parent.done(a)
+	}
+}
+
+// setDirAttrs sets a copied directory's attributes, and removes the mark
+// of a directory being filled.
+func (a *app) setDirAttrs(d *dirCopy) error {
+	st := &d.e.st
+	t := target{fd: d.dst.fd}
+	srcFd := -1
+	if d.src != nil && d.src != cwd {
+		srcFd = d.src.fd
+	}
+	var err error
+	if a.opts.Preserve.Any() {
+		err = a.preserve(t, st, srcFd, d.srcPath, d.dstPath)
+	}
+	if err == nil && d.created && !a.opts.Preserve.Mode {
+		if e := t.chmod(a.newMode(st.Mode, true)); e != nil {
+			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
+		}
+	}
+	if d.created {
+		clearUnfinished(d.dst.fd)
+	}
+	return err
+}
+
+// A directory this run creates is 0700 until its entries are copied. The
+// extended attribute unfinishedXattr says so, from the mkdir to the final
+// chmod: a run that finds it on an existing directory (left by an
+// interrupted run) gives the directory its final mode as if it had made
+// it. Where the filesystem keeps no user xattrs there is no mark, and such
+// a directory keeps the mode it has, as any existing directory does.
+const unfinishedXattr = "user.fastcp.unfinished"
+
+func markUnfinished(fd int) {
+	_ = ignoringEINTR(func() error { return unix.Fsetxattr(fd, unfinishedXattr, []byte("1"), 0) })
+}
+
+func unfinished(fd int) bool {
+	var b [1]byte
+	_, err := unix.Fgetxattr(fd, unfinishedXattr, b[:])
+	return err == nil
+}
+
+func clearUnfinished(fd int) {
+	_ = ignoringEINTR(func() error { return unix.Fremovexattr(fd, unfinishedXattr) })
+}
+
+// claimKey is a DEST entry: its directory and its name.
+type claimKey struct {
+	dir  devIno
+	name string
+}
+
+// schedule runs an entry's copy into p, on a worker with -j. Copies to
+// the same DEST run in the order of the command line, each after the one
+// before it is done, so -j decides nothing that -j 1 would not.
+func (a *app) schedule(p *dirCopy, name string, f func(r *record)) {
+	r := a.seq.open()
+	p.pending.Add(1)
+	prev, mine, key := a.claim(p.dst, name)
+	run := func() {
+		if prev != nil {
+			<-prev
+		}
+		f(r)
+		if mine != nil {
+			close(mine)
+			a.claimMu.Lock()
+			if a.claims[key] == mine {
+				delete(a.claims, key)
 			}
+			a.claimMu.Unlock()
 		}
-		if err != nil {
-			a.seq.emit(true, err.Error())
-		}
+		a.seq.close(r)
+		p.done(a)
 	}
-}
-
-// madeEntry notes, for --sync, that dst's directory got a new entry that
-// durability does not sync by itself (a directory, a link, a special file):
-// regular files have their directory synced as they are renamed into place.
-func (a *app) madeEntry(dst string) {
-	if a.opts.Sync == durability.SyncNone {
+	if a.work == nil {
+		run()
 		return
 	}
-	a.entryMu.Lock()
-	defer a.entryMu.Unlock()
-	if a.entryDirs == nil {
-		a.entryDirs = make(map[string]bool)
-	}
-	a.entryDirs[filepath.Dir(filepath.Clean(dst))] = true
+	a.work <- run
 }
 
-// syncDirs makes the entries of the copied directories durable (--sync):
-// every directory the copy wrote into and every parent of a new entry.
-func (a *app) syncDirs() {
-	if a.opts.Sync == durability.SyncNone {
+// claim takes DEST name in d for the next copy (with several SOURCEs):
+// prev, when not nil, is closed once the copy before it is done.
+func (a *app) claim(d *dir, name string) (prev, mine chan struct{}, key claimKey) {
+	if a.claims == nil || d.err != nil {
+		return nil, nil, key
+	}
+	key = claimKey{d.id(), name}
+	mine = make(chan struct{})
+	a.claimMu.Lock()
+	prev = a.claims[key]
+	a.claims[key] = mine
+	a.claimMu.Unlock()
+	return prev, mine, key
+}
+
+// noteCreated remembers an entry this run made, with several SOURCEs.
+func (a *app) noteCreated(id devIno) {
+	if a.created == nil {
 		return
 	}
-	dirs := a.entryDirs
-	if dirs == nil {
-		dirs = make(map[string]bool)
+	a.createdMu.Lock()
+	a.created[id] = true
+	a.createdMu.Unlock()
+}
+
+func (a *app) wasCreated(id devIno) bool {
+	if a.created == nil {
+		return false
 	}
-	for _, d := range a.dirs {
-		dirs[filepath.Clean(d.dst)] = true
-	}
-	names := make([]string, 0, len(dirs))
-	for d := range dirs {
-		names = append(names, d)
-	}
-	sort.Strings(names)
-	for _, d := range names {
-		if err := durability.SyncDir(d); err != nil {
-			a.seq.emit(true, fmt.Sprintf("fsync failed for %s: %s", quote(d), errText(err)))
-		}
-	}
+	a.createdMu.Lock()
+	defer a.createdMu.Unlock()
+	return a.created[id]
 }
 
 // startWorkers starts -j workers (none for -j 1, or when prompting).
@@ -453,58 +483,14 @@ func (a *app) startWorkers() {
 	}
 }
 
-// schedule runs an entry's copy, on a worker with -j.
-func (a *app) schedule(f func(r *record)) {
-	r := a.seq.open()
-	if a.work == nil {
-		f(r)
-		a.seq.close(r)
-		return
-	}
-	a.work <- func() {
-		f(r)
-		a.seq.close(r)
-	}
-}
-
-// finish waits for the workers, then finishes the directories.
+// finish waits for the workers, then lets go of what -a's links held.
 func (a *app) finish() {
 	if a.work != nil {
 		close(a.work)
 		a.wg.Wait()
 	}
-	a.finishDirs()
-	a.syncDirs()
-}
-
-// totalBytes adds up the sizes of everything the run will copy, walking
-// the trees as the copy will; -1 when a source's size cannot be known.
-func (a *app) totalBytes() int64 {
-	var total int64
-	var walk func(path string, top bool)
-	walk = func(path string, top bool) {
-		fi, err := a.statSource(path, top)
-		if err != nil || total < 0 {
-			return
-		}
-		switch {
-		case fi.IsDir() && a.opts.Recursive:
-			names, _ := readNames(path)
-			for _, n := range names {
-				walk(joinPath(path, n), false)
-			}
-		case fi.Mode().IsRegular():
-			total += fi.Size()
-		case fi.Mode()&(os.ModeNamedPipe|os.ModeDevice|os.ModeCharDevice) != 0 && !a.opts.Recursive:
-			total = -1
-		}
+	for _, l := range a.links {
+		l.dir.release()
 	}
-	ops := a.opts.Operands
-	if a.opts.TargetDir == "" && len(ops) > 0 {
-		ops = ops[:len(ops)-1]
-	}
-	for _, op := range ops {
-		walk(op, true)
-	}
-	return total
+	a.finishParents()
 }

@@ -5,3 +5,6 @@ package durability
 // directory after the rename. The recursive copy uses it for directories
 // and for entries that are not regular files (links, special files).
 func SyncDir(dir string) error { return syncDir(dir) }
+
+// SyncDirFd is SyncDir for a directory the caller holds open.
+func SyncDirFd(fd int) error { return ignoringEINTR(func() error { return fsync(fd) }) }

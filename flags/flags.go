@@ -5,7 +5,6 @@ package flags
 
 import (
 	"errors"
-	"fastcp/output"
 	"fmt"
 	"os"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/output"
 
 	"github.com/spf13/pflag"
 )
@@ -303,6 +303,8 @@ func rejectShortAsLong(args []string) error {
 }
 
 func (o *Options) check(st *parseState) error {
+	// --debug prints the -v lines too.
+	o.Verbose = o.Verbose || o.Debug
 	// cp's checks, in cp's order.
 	if o.Link && o.Symlink {
 		return usagef("cannot make both hard and symbolic links")
@@ -426,10 +428,5 @@ func translate(err error) error {
 	case errors.As(err, &se):
 		return usagef("bad option syntax %s", output.Quote(se.GetSpecifiedFlag()))
 	}
-	msg := err.Error()
-	// pflag reports "--flag=value" given to a boolean flag this way.
-	if strings.Contains(msg, "flag: ") {
-		return usagef("%s", msg)
-	}
-	return usagef("%s", msg)
+	return usagef("%s", err.Error())
 }

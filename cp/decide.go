@@ -1,0 +1,113 @@
+package cp
+
+// DEST's replacement rule: what happens to an existing DEST, decided from
+// what DEST is and the options alone. It is the one place that says when a
+// DEST is skipped, refused, replaced, written in place or made anew; the
+// callers gather the facts (a stat, an access check) and carry the
+// decision out.
+
+// destKind is what an existing DEST is. For a copy of data, a symbolic link
+// DEST is written through, so its kind is that of the file it points to.
+type destKind int
+
+const (
+	destNone    destKind = iota // no DEST
+	destRegular                 // a regular file
+	destDir                     // a directory
+	destSymlink                 // a symbolic link (replaced, not followed)
+	destDevice                  // a block or character device
+	destFIFO                    // a FIFO (or a socket)
+	destPseudo                  // a file of /proc or /sys: no temporary file can go beside it
+)
+
+// action is what becomes of DEST.
+type action int
+
+const (
+	actNew             action = iota // no DEST: a temporary file renamed into place
+	actReplace                       // a temporary file renamed over DEST, which keeps DEST's mode and owner
+	actReplaceAsNew                  // a temporary file renamed over DEST, with the mode a new file gets
+	actInPlace                       // DEST itself written
+	actSkip                          // DEST left alone, silently
+	actFailIsDir                     // "cannot overwrite directory ... with non-directory"
+	actFailUnwritable                // "cannot create regular file ...: Permission denied"
+	actFailImmutable                 // "cannot remove ...: Operation not permitted"
+	actFailJustCreated               // "will not overwrite just-created ... with ..."
+	actFailThroughLink               // "will not copy ... through just-created symlink ..."
+	actFailNoneFail                  // "not replacing ..." (--update=none-fail)
+)
+
+// destFacts is what the caller found out about DEST.
+type destFacts struct {
+	kind destKind
+	// notNewer: SOURCE is not newer than DEST (-u skips it).
+	notNewer bool
+	// unwritable: a regular DEST the user may not write; immutable: one
+	// that nobody may write or remove (EPERM).
+	unwritable, immutable bool
+	// justCreated: DEST is an entry this run made (from another SOURCE);
+	// throughLink: it is a symbolic link that the copy would write through.
+	justCreated, throughLink bool
+}
+
+// decideOpts are the options the rule reads.
+type decideOpts struct {
+	noClobber, update, interactive, force, inPlace, removeDestination bool
+	// noneFail: --update=none-fail; backup: -b, DEST is renamed away
+	// (kept under its backup name) and replaced.
+	noneFail, backup bool
+	// data: the copy writes data (a file, or a FIFO or device read as
+	// data); otherwise it makes an entry (a link, a special file).
+	data bool
+}
+
+// decision is the rule's answer: with ask, -i asks first, and "no" skips.
+type decision struct {
+	ask bool
+	act action
+}
+
+// decide applies cp's rules, in cp's order, to an existing DEST.
+func decide(f destFacts, o decideOpts) decision {
+	switch {
+	case f.kind == destNone:
+		return decision{act: actNew}
+	case f.kind == destDir:
+		return decision{act: actFailIsDir}
+	case o.noClobber:
+		return decision{act: actSkip}
+	case o.update && f.notNewer:
+		return decision{act: actSkip}
+	case o.noneFail:
+		return decision{act: actFailNoneFail}
+	case f.justCreated && f.throughLink && o.data && !o.removeDestination && !o.backup:
+		return decision{act: actFailThroughLink}
+	case f.justCreated:
+		return decision{act: actFailJustCreated}
+	}
+	d := decision{ask: o.interactive}
+	switch {
+	case !o.data:
+		// A link or a special file is a new entry renamed over DEST.
+		d.act = actReplace
+	case o.removeDestination, o.backup:
+		d.act = actReplaceAsNew
+	case f.kind == destDevice, f.kind == destFIFO, f.kind == destPseudo:
+		d.act = actInPlace
+	case f.kind == destSymlink:
+		// A link that is not written through (a loop under -f): the
+		// link itself is replaced by a new file.
+		d.act = actReplaceAsNew
+	case o.inPlace:
+		d.act = actInPlace
+	case f.unwritable && o.force && f.immutable:
+		d.act = actFailImmutable
+	case f.unwritable && o.force:
+		d.act = actReplaceAsNew
+	case f.unwritable:
+		d.act = actFailUnwritable
+	default:
+		d.act = actReplace
+	}
+	return d
+}

@@ -1,0 +1,119 @@
+package cp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The rule table of cp's treatment of an existing DEST, in cp's order of
+// precedence: the first row that matches a case gives its answer. A row
+// names the DEST kinds it covers, the options that must be set (+x) or not
+// set (-x), and the answer; -i asks first wherever DEST is not skipped or
+// refused outright (ask). Options: n -n, u -u (SOURCE not newer), i -i,
+// f -f, p --inplace, r --remove-destination, b -b, N --update=none-fail,
+// e: the copy makes an entry (a link, a special file) instead of writing
+// data.
+var ruleTable = []struct {
+	kinds string // space-separated: none reg unw imm dir link dev fifo pseudo
+	opts  string // space-separated: +x / -x
+	want  action
+	ask   bool
+}{
+	{"none", "", actNew, false},
+	{"dir", "", actFailIsDir, false},
+	{"reg unw imm link dev fifo pseudo jreg jlink", "+n", actSkip, false},
+	{"reg unw imm link dev fifo pseudo jreg jlink", "+u", actSkip, false},
+	{"reg unw imm link dev fifo pseudo jreg jlink", "+N", actFailNoneFail, false},
+	{"jreg jlink", "+e", actFailJustCreated, false},
+	{"jlink", "-r -b", actFailThroughLink, false},
+	{"jreg jlink", "", actFailJustCreated, false},
+	{"reg unw imm link dev fifo pseudo", "+e", actReplace, true},
+	{"reg unw imm link dev fifo pseudo", "+r", actReplaceAsNew, true},
+	{"reg unw imm link dev fifo pseudo", "+b", actReplaceAsNew, true},
+	{"dev fifo pseudo", "", actInPlace, true},
+	{"link", "", actReplaceAsNew, true},
+	{"reg unw imm", "+p", actInPlace, true},
+	{"imm", "+f", actFailImmutable, true},
+	{"unw", "+f", actReplaceAsNew, true},
+	{"unw imm", "", actFailUnwritable, true},
+	{"reg", "", actReplace, true},
+}
+
+var factsOf = map[string]destFacts{
+	"none":   {kind: destNone},
+	"reg":    {kind: destRegular},
+	"unw":    {kind: destRegular, unwritable: true},
+	"imm":    {kind: destRegular, unwritable: true, immutable: true},
+	"dir":    {kind: destDir},
+	"link":   {kind: destSymlink},
+	"dev":    {kind: destDevice},
+	"fifo":   {kind: destFIFO},
+	"pseudo": {kind: destPseudo},
+	"jreg":   {kind: destRegular, justCreated: true},
+	"jlink":  {kind: destSymlink, justCreated: true, throughLink: true},
+}
+
+func TestDecideEveryCombination(t *testing.T) {
+	flagNames := "nuifprbNe"
+	n := 0
+	for kind, facts := range factsOf {
+		for mask := 0; mask < 1<<len(flagNames); mask++ {
+			set := func(c byte) bool { return mask&(1<<strings.IndexByte(flagNames, c)) != 0 }
+			f := facts
+			f.notNewer = set('u')
+			o := decideOpts{
+				noClobber: set('n'), update: set('u'), interactive: set('i'), force: set('f'),
+				inPlace: set('p'), removeDestination: set('r'), backup: set('b'), noneFail: set('N'), data: !set('e'),
+			}
+			want, ok := ruleFor(kind, set)
+			if !ok {
+				t.Fatalf("no rule for %s with %s", kind, flagsString(flagNames, set))
+			}
+			got := decide(f, o)
+			wantAsk := want.ask && set('i')
+			if got.act != want.act || got.ask != wantAsk {
+				t.Errorf("%s with %s: got %v ask=%v, want %v ask=%v", kind, flagsString(flagNames, set), got.act, got.ask, want.act, wantAsk)
+			}
+			n++
+		}
+	}
+	if n != len(factsOf)<<len(flagNames) {
+		t.Errorf("%d cases", n)
+	}
+	// -u with a SOURCE newer than DEST decides as without -u.
+	if d := decide(destFacts{kind: destRegular}, decideOpts{update: true, data: true}); d.act != actReplace {
+		t.Errorf("-u, newer SOURCE: %v", d.act)
+	}
+}
+
+type ruleAnswer struct {
+	act action
+	ask bool
+}
+
+func ruleFor(kind string, set func(byte) bool) (ruleAnswer, bool) {
+rows:
+	for _, r := range ruleTable {
+		if !strings.Contains(" "+r.kinds+" ", " "+kind+" ") {
+			continue
+		}
+		for _, o := range strings.Fields(r.opts) {
+			if set(o[1]) != (o[0] == '+') {
+				continue rows
+			}
+		}
+		return ruleAnswer{r.want, r.ask}, true
+	}
+	return ruleAnswer{}, false
+}
+
+func flagsString(names string, set func(byte) bool) string {
+	var b strings.Builder
+	for i := range len(names) {
+		if set(names[i]) {
+			b.WriteByte(names[i])
+		}
+	}
+	return fmt.Sprintf("[%s]", b.String())
+}

@@ -1,0 +1,389 @@
+package integration_test
+
+// Issue 12, the structure half: trees walked by directory descriptor, one
+// plan walked once, cp's rules for several SOURCEs with one DEST, bounded
+// buffers, and the messages of odd DESTs.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// asNobody runs sh -c script in dir as uid and gid 65534.
+func asNobody(dir, script string) error {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: ccNobody, Gid: ccNobody, Groups: []uint32{}}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("as nobody: %s: %v: %s", script, err, out)
+	}
+	return nil
+}
+
+// entriesOf describes dir and what it holds (names, modes, contents).
+func entriesOf(t testing.TB, dir string) string {
+	t.Helper()
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fmt.Sprintf("%s %v", dir, fi.Mode())
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		p := join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p)
+		s += fmt.Sprintf("\n%s %v %q", e.Name(), fi.Mode(), b)
+	}
+	return s
+}
+
+// TestSwappedDestDirectoryStaysInside: root copies a tree into
+// /tmp/.../x/new, and the unprivileged owner of x replaces new, once fastcp
+// made it, with a symbolic link to a directory of root's. strace holds
+// fastcp for a second right after the mkdir, and the swap happens then.
+// fastcp may fail, but nothing outside DEST changes: not a mode, not a
+// byte, not a name.
+func TestSwappedDestDirectoryStaysInside(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	for _, args := range [][]string{{"-r"}, {"-a", "-j", "4"}} {
+		t.Run(strings.Join(args, ""), func(t *testing.T) {
+			t.Parallel()
+			scratch, _ := ccUserScratch(t)
+			dir := mustMkdir(t, join(scratch, "w"))
+			src := mustMkdir(t, join(dir, "src"))
+			for i := range 40 {
+				writeFile(t, join(src, fmt.Sprintf("f%02d", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o755)
+			}
+			mustMkdir(t, join(src, "sub"))
+			writeFile(t, join(src, "sub", "secret"), []byte("overwritten\n"), 0o777)
+			outside := mustMkdir(t, join(dir, "outside"))
+			os.Chmod(outside, 0o700)
+			writeFile(t, join(outside, "secret"), []byte("precious\n"), 0o600)
+			x := mustMkdir(t, join(dir, "x"))
+			if err := os.Chown(x, ccNobody, ccNobody); err != nil {
+				t.Fatal(err)
+			}
+			before := entriesOf(t, outside)
+
+			done := make(chan traced, 1)
+			faultReady(t)
+			go func() {
+				done <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
+					[]string{"-e", "trace=mkdir,mkdirat", "-e", "inject=mkdir,mkdirat:delay_exit=1000000:when=1"},
+					append(args, "src", "x/new")...)
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Lstat(join(x, "new")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("fastcp did not create x/new")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			swapErr := asNobody(x, "mv new new.real && ln -s "+outside+" new")
+			tr := <-done
+			if swapErr != nil {
+				t.Fatal(swapErr)
+			}
+			t.Logf("fastcp %v: %v", args, tr.result)
+			if after := entriesOf(t, outside); after != before {
+				t.Errorf("fastcp changed a directory outside DEST:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if tr.code == 0 {
+				t.Errorf("fastcp reported success, yet DEST is no longer the directory it made: %v", tr.result)
+			}
+		})
+	}
+}
+
+// TestSameDestFromSeveralSources: cp refuses to overwrite a DEST it made
+// a moment before from another SOURCE, and to write through a symbolic link
+// it just made; with -j the outcome is the same, whichever copy runs first.
+func TestSameDestFromSeveralSources(t *testing.T) {
+	t.Parallel()
+	for _, jobs := range []string{"1", "4"} {
+		t.Run("j"+jobs, func(t *testing.T) {
+			t.Parallel()
+			for i := range 20 { // -j's order is the scheduler's: try it often
+				dir := t.TempDir()
+				for _, d := range []string{"x", "y", "z", "dir", "cpdir"} {
+					mustMkdir(t, join(dir, d))
+				}
+				for _, d := range []string{"x", "y", "z"} {
+					writeFile(t, join(dir, d, "f"), randomBytes(100000, d), 0o644)
+				}
+				if err := os.Symlink("../nowhere", join(dir, "x", "l")); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, join(dir, "y", "l"), []byte("through\n"), 0o644)
+				for _, args := range [][]string{{"x/f", "y/f", "z/f"}, {"-P", "x/l", "y/l"}} {
+					cp := hostileRun(t, "cp", dir, append(args, "cpdir/")...)
+					fc := hostileRun(t, setup.Bin, dir, append(append([]string{"-j", jobs}, args...), "dir/")...)
+					if fc.code != 1 || cp.code != 1 || fc.stderr != cpLike(cp.stderr, "cpdir", "dir") {
+						t.Fatalf("run %d, %q: fastcp %v, GNU cp %v", i, args, fc, cp)
+					}
+				}
+				assertFileBytes(t, join(dir, "dir", "f"), randomBytes(100000, "x"))
+				if l, err := os.Readlink(join(dir, "dir", "l")); err != nil || l != "../nowhere" {
+					t.Fatalf("dir/l: %q %v", l, err)
+				}
+				assertNotExist(t, join(dir, "nowhere"))
+			}
+		})
+	}
+}
+
+// TestCyclicTreeWithProgress: the byte total of the progress bar comes from
+// the walk that copies, which refuses cycles, so a tree whose links lead
+// back up ends with cp's messages instead of growing forever.
+func TestCyclicTreeWithProgress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := mustMkdir(t, join(dir, "a"))
+	writeFile(t, join(a, "f"), []byte("data\n"), 0o644)
+	for _, l := range []string{"x", "y"} {
+		if err := os.Symlink(".", join(a, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := runCmd(t, fastcpCmd(ctx, dir, "--progress", "-rL", "a", "out"))
+	if ctx.Err() != nil {
+		t.Fatal("fastcp --progress -rL on a cyclic tree did not end in 20 s")
+	}
+	var errs []string
+	for _, l := range lines(r.stderr) {
+		if !strings.HasPrefix(l, "fastcp: progress: ") {
+			errs = append(errs, l)
+		}
+	}
+	want := []string{"fastcp: cannot copy cyclic symbolic link 'a/x'", "fastcp: cannot copy cyclic symbolic link 'a/y'"}
+	if r.code != 1 || strings.Join(errs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %v, want exit 1 and %q", r, want)
+	}
+	assertFileBytes(t, join(dir, "out", "f"), []byte("data\n"))
+}
+
+// TestSourceSwappedForFIFOLink: a SOURCE swapped, after the walk looked at
+// it, for a symbolic link to a FIFO neither hangs fastcp nor reads the
+// FIFO: followed (the command line's default), the open does not wait and
+// the file is not the one looked at; not followed (-P), the open refuses
+// the link, as cp does. A FIFO read first holds fastcp between the walk
+// and the open while the test swaps the file.
+func TestSourceSwappedForFIFOLink(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "fastcp: skipping file 'src/f', as it was replaced while being copied\n"},
+		{[]string{"-P"}, "fastcp: cannot open 'src/f' for reading: Too many levels of symbolic links\n"},
+	} {
+		t.Run(strings.Join(c.args, ""), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mustMkdir(t, join(dir, "src"))
+			mustMkdir(t, join(dir, "dst"))
+			writeFile(t, join(dir, "src", "f"), []byte("regular\n"), 0o644)
+			for _, f := range []string{"gate", "trap"} {
+				if err := syscall.Mkfifo(join(dir, f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := fastcpCmd(ctx, dir, append(c.args, "gate", "src/f", "dst/")...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan result, 1)
+			go func() {
+				err := cmd.Wait()
+				r := result{stderr: stderr.String()}
+				if ee, ok := err.(*exec.ExitError); ok {
+					r.code = ee.ExitCode()
+				}
+				done <- r
+			}()
+			w, err := os.OpenFile(join(dir, "gate"), os.O_WRONLY, 0) // fastcp is reading the gate
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(join(dir, "src", "f"))
+			if err := os.Symlink("../trap", join(dir, "src", "f")); err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("gate\n"))
+			w.Close()
+			r := <-done
+			if ctx.Err() != nil {
+				unblockFIFO(join(dir, "trap"))
+				t.Fatal("fastcp hung on the FIFO the source was swapped for")
+			}
+			if r.code != 1 || r.stderr != c.want {
+				t.Errorf("got %v, want exit 1 and %q", r, c.want)
+			}
+			assertFileBytes(t, join(dir, "dst", "gate"), []byte("gate\n"))
+			assertNotExist(t, join(dir, "dst", "f"))
+		})
+	}
+}
+
+// runPeakRSS runs cmd and returns what it did and its peak resident set
+// (VmHWM of /proc/PID/status, read every few milliseconds until it exits;
+// wait4's ru_maxrss would count the test process, whose memory the child
+// shares until its exec).
+func runPeakRSS(t testing.TB, cmd *exec.Cmd) (result, int64) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var peak int64
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	for {
+		select {
+		case err := <-exited:
+			r := result{stdout: stdout.String(), stderr: stderr.String()}
+			if ee, ok := err.(*exec.ExitError); ok {
+				r.code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return r, peak
+		case <-time.After(2 * time.Millisecond):
+		}
+		b, err := os.ReadFile(status)
+		if err != nil {
+			continue
+		}
+		for _, l := range lines(string(b)) {
+			var kb int64
+			if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil && kb<<10 > peak && strings.Contains(string(b), "Name:\tfastcp") {
+				peak = kb << 10
+			}
+		}
+	}
+}
+
+// TestBufferMemoryIsBounded: -j copies at once with a large --buffer-size
+// hold a bounded amount of buffer memory (fastcp says it cut the buffer
+// down), and a default copy of a large file stays small.
+func TestBufferMemoryIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := mustMkdir(t, join(dir, "src"))
+	for i := range 48 {
+		writeFile(t, join(src, fmt.Sprintf("f%02d", i)), randomBytes(4<<20, fmt.Sprint(i)), 0o644)
+	}
+	r, rss := runPeakRSS(t, fastcpCmd(context.Background(), dir, "-r", "-j", "1024", "--buffer-size=1G", "--strategy=rw", "src", "dst"))
+	t.Logf("-r -j 1024 --buffer-size=1G: peak RSS %d MiB; %v", rss>>20, r)
+	want := "fastcp: warning: --buffer-size=1.0 GiB with -j 1024 would take 1.0 TiB; each copy uses 256.0 KiB (256.0 MiB in all)\n"
+	if r.code != 0 || r.stderr != want {
+		t.Errorf("got %v, want exit 0 and %q", r, want)
+	}
+	if rss == 0 || rss > 96<<20 {
+		t.Errorf("peak RSS %d MiB with 48 files of 4 MiB copied at once", rss>>20)
+	}
+	assertFileBytes(t, join(dir, "dst", "f47"), randomBytes(4<<20, "47"))
+
+	writeFile(t, join(dir, "big"), randomBytes(64<<20, "big"), 0o644)
+	r, rss = runPeakRSS(t, fastcpCmd(context.Background(), dir, "--strategy=rw", "big", "big2"))
+	wantSuccess(t, r)
+	if rss == 0 || rss > 32<<20 {
+		t.Errorf("a default copy of 64 MiB peaked at %d MiB RSS", rss>>20)
+	}
+}
+
+// TestRerunFinishesInterruptedDirectories: a run killed in the middle of a
+// tree leaves the directories it made at 0700; the next run gives them the
+// source's modes, as if it had made them.
+func TestRerunFinishesInterruptedDirectories(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, d := range []string{"src/a/b", "src/c"} {
+		mustMkdir(t, join(dir, d))
+	}
+	for _, d := range []string{"src", "src/a", "src/a/b", "src/c"} {
+		writeFile(t, join(dir, d, "f"), []byte(d), 0o644)
+		os.Chmod(join(dir, d), 0o751)
+	}
+	tr := faultStrace(t, dir, []string{"-e", "trace=fchmod", "-e", "inject=fchmod:signal=SIGKILL:when=2"}, "-rT", "src", "dst")
+	if tr.signal != syscall.SIGKILL {
+		t.Fatalf("fastcp was not killed: %v", tr.result)
+	}
+	if fi, err := os.Stat(join(dir, "dst")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the killed run left dst as %v (%v), want 0700", fi, err)
+	}
+	wantSuccess(t, fastcp(t, dir, "-rT", "src", "dst"))
+	for _, d := range []string{"dst", "dst/a", "dst/a/b", "dst/c"} {
+		fi, err := os.Stat(join(dir, d))
+		if err != nil || fi.Mode().Perm() != 0o751 {
+			t.Errorf("%s: %v (%v), want mode 0751 after the rerun", d, fi, err)
+		}
+		assertFileBytes(t, join(dir, d, "f"), []byte("src"+strings.TrimPrefix(d, "dst")))
+	}
+	// An existing directory that no run of fastcp left unfinished keeps
+	// its mode, as with cp.
+	os.Chmod(join(dir, "dst", "c"), 0o700)
+	wantSuccess(t, fastcp(t, dir, "-rT", "src", "dst"))
+	if fi, _ := os.Stat(join(dir, "dst", "c")); fi.Mode().Perm() != 0o700 {
+		t.Errorf("dst/c: mode %v, want the 0700 it had", fi.Mode())
+	}
+}
+
+// TestOddDestMessages: the messages for DESTs that are not plain paths.
+func TestOddDestMessages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, join(dir, "f"), []byte("x\n"), 0o644)
+	// "" names nothing: cp's message, and no temporary file in ".".
+	wantFailure(t, fastcp(t, dir, "f", ""), 1, "fastcp: cannot create regular file '': No such file or directory\n")
+	assertNoTemps(t, dir)
+	// A file of /proc is written as cp writes it (its own thread name
+	// here), not refused with ENOENT for the temporary file /proc cannot
+	// hold.
+	wantSuccess(t, fastcp(t, dir, "f", "/proc/self/comm"))
+	// A DEST that became a directory while its copy was written: cp's
+	// message, not the rename's "File exists" or "Is a directory".
+	faultReady(t)
+	ready := make(chan traced, 1)
+	go func() {
+		ready <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
+			[]string{"-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:delay_enter=1000000:when=1"},
+			"f", "d")
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(tempFiles(t, dir)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no temporary file appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mustMkdir(t, join(dir, "d", "sub"))
+	tr := <-ready
+	wantFailure(t, tr.result, 1, "fastcp: cannot overwrite directory 'd' with non-directory\n")
+	assertNoTemps(t, dir)
+}
