@@ -216,6 +216,3 @@ func ignoringEINTR(f func() error) error {
 func isDir(st *unix.Stat_t) bool     { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func isRegular(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFREG }
 func isSymlink(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFLNK }
-
-// pathError is err with the operation and the name messages give.
-func pathError(op, path string, err error) error { return &os.PathError{Op: op, Path: path, Err: err} }
