@@ -118,6 +118,15 @@ type keeper struct {
 	dest    string
 }
 
+// stop ends the recording: a checkpoint that comes later (from the
+// copier's flush goroutine) writes nothing, so the record cannot reappear
+// once Commit removed it, nor go to a descriptor closed meanwhile.
+func (k *keeper) stop() {
+	k.mu.Lock()
+	k.final = true
+	k.mu.Unlock()
+}
+
 func (k *keeper) write(off int64) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -64,8 +64,12 @@ func (s *Session) remove(e *tempEntry) {
 // drop unregisters e; s is locked.
 func (s *Session) drop(e *tempEntry) {
 	delete(s.temps, e)
-	if e.keeper != nil {
-		unix.Close(e.keeper.fd)
+	if k := e.keeper; k != nil {
+		k.stop()
+		k.mu.Lock()
+		unix.Close(k.fd)
+		k.fd = -1
+		k.mu.Unlock()
 		e.keeper = nil
 	}
 }

@@ -374,6 +374,9 @@ func (d *Destination) Commit(src *os.File) error {
 		d.release()
 		return err
 	}
+	if d.keeper != nil {
+		d.keeper.stop()
+	}
 	if d.entry != nil {
 		// The mark (or --resume's record) goes before the rename: DEST
 		// appears with its attributes final. A copy killed in the few
