@@ -35,6 +35,7 @@ const (
 	actFailJustCreated               // "will not overwrite just-created ... with ..."
 	actFailThroughLink               // "will not copy ... through just-created symlink ..."
 	actFailNoneFail                  // "not replacing ..." (--update=none-fail)
+	actSkipComplete                  // DEST already a complete copy (-r --resume): left alone, it counts as copied
 )
 
 // destFacts is what the caller found out about DEST.
@@ -48,6 +49,9 @@ type destFacts struct {
 	// justCreated: DEST is an entry this run made (from another SOURCE);
 	// throughLink: it is a symbolic link that the copy would write through.
 	justCreated, throughLink bool
+	// complete: DEST is a complete copy of SOURCE as -r --resume counts
+	// one (completeCopy).
+	complete bool
 }
 
 // decideOpts are the options the rule reads.
@@ -56,6 +60,8 @@ type decideOpts struct {
 	// noneFail: --update=none-fail; backup: -b, DEST is renamed away
 	// (kept under its backup name) and replaced.
 	noneFail, backup bool
+	// resumeTree: -r --resume, which skips a DEST already complete.
+	resumeTree bool
 	// data: the copy writes data (a file, or a FIFO or device read as
 	// data); otherwise it makes an entry (a link, a special file).
 	data bool
@@ -84,6 +90,10 @@ func decide(f destFacts, o decideOpts) decision {
 		return decision{act: actFailThroughLink}
 	case f.justCreated:
 		return decision{act: actFailJustCreated}
+	case o.resumeTree && o.data && f.complete && f.kind == destRegular:
+		// Copied by the interrupted run this one continues: no question,
+		// no copy.
+		return decision{act: actSkipComplete}
 	}
 	d := decision{ask: o.interactive}
 	switch {

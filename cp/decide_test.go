@@ -117,3 +117,31 @@ func flagsString(names string, set func(byte) bool) string {
 	}
 	return fmt.Sprintf("[%s]", b.String())
 }
+
+// -r --resume skips a DEST that is a complete copy, before any question
+// and whatever else would replace it; cp's just-created rules still come
+// first, and a DEST that is not complete is decided as without --resume.
+func TestDecideResumeComplete(t *testing.T) {
+	tests := []struct {
+		name string
+		f    destFacts
+		o    decideOpts
+		want action
+	}{
+		{"complete", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
+		{"complete, -i", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, interactive: true}, actSkipComplete},
+		{"complete, unwritable", destFacts{kind: destRegular, complete: true, unwritable: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
+		{"complete, --backup", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, backup: true}, actSkipComplete},
+		{"complete, -n", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, noClobber: true}, actSkip},
+		{"complete, just created", destFacts{kind: destRegular, complete: true, justCreated: true}, decideOpts{resumeTree: true, data: true}, actFailJustCreated},
+		{"not complete", destFacts{kind: destRegular}, decideOpts{resumeTree: true, data: true}, actReplace},
+		{"complete, no --resume", destFacts{kind: destRegular, complete: true}, decideOpts{data: true}, actReplace},
+		{"complete, a link made", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true}, actReplace},
+		{"a directory", destFacts{kind: destDir, complete: true}, decideOpts{resumeTree: true, data: true}, actFailIsDir},
+	}
+	for _, tt := range tests {
+		if got := decide(tt.f, tt.o); got.act != tt.want || (got.act == actSkipComplete && got.ask) {
+			t.Errorf("%s: %v ask=%v, want %v", tt.name, got.act, got.ask, tt.want)
+		}
+	}
+}

@@ -125,10 +125,12 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 		facts.unwritable = ex.writeErr != nil
 		facts.immutable = errors.Is(ex.writeErr, unix.EPERM)
 	}
+	resumeTree := o.Resume && o.Recursive
+	facts.complete = resumeTree && data && completeCopy(sst, ex.st, o.Preserve.Timestamps)
 	dec := decide(facts, decideOpts{
 		noClobber: o.NoClobber, update: update, interactive: o.Interactive, force: o.Force,
 		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
-		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone,
+		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
 	})
 	if dec.ask && !a.confirm(a.overwriteQuestion(ex, facts, dst)) {
 		r.failQuietly() // cp 9.11: a "no" fails the entry
@@ -138,6 +140,15 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 	switch dec.act {
 	case actSkip:
 		ex.kept = update && facts.notNewer && !o.NoClobber
+		return ex, false
+	case actSkipComplete:
+		if o.Debug {
+			r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(dst)))
+		}
+		if a.progress != nil {
+			a.progress.Add(sst.Size)
+		}
+		ex.kept = true
 		return ex, false
 	case actFailIsDir:
 		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))

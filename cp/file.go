@@ -31,16 +31,6 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	if !ok {
 		return ex.kept
 	}
-	if o.Resume && o.Recursive && completeCopy(sst, ex.st, o.Preserve.Timestamps) {
-		// Copied by the interrupted run that --resume continues.
-		if o.Debug {
-			r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(dst)))
-		}
-		if a.progress != nil {
-			a.progress.Add(sst.Size)
-		}
-		return true
-	}
 	if o.Verify {
 		// --verify reads both sides again after the copy: a stream cannot
 		// be read twice, and a device or FIFO DEST is written in place.
