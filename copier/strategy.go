@@ -7,7 +7,6 @@ package copier
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -50,16 +49,6 @@ func Strategies() []Strategy {
 // StrategyNames returns every value --strategy accepts, "auto" first.
 func StrategyNames() []string { return strategyNames[:] }
 
-// ParseStrategy maps a --strategy value to its Strategy.
-func ParseStrategy(name string) (Strategy, error) {
-	for i, n := range strategyNames {
-		if n == name {
-			return Strategy(i), nil
-		}
-	}
-	return Auto, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(strategyNames[:], ", "))
-}
-
 // ReflinkMode says when extents may be shared with the source (cp's --reflink).
 type ReflinkMode int
 
@@ -73,7 +62,7 @@ const (
 // ReflinkNames lists the --reflink values, indexed by ReflinkMode.
 var ReflinkNames = []string{"auto", "always", "never"}
 
-func (m ReflinkMode) String() string { return ReflinkNames[m] }
+func (m ReflinkMode) String() string { return nameOf(ReflinkNames, int(m), "ReflinkMode") }
 
 // SparseMode says how holes are handled (cp's --sparse).
 type SparseMode int
@@ -88,7 +77,15 @@ const (
 // SparseNames lists the --sparse values, indexed by SparseMode.
 var SparseNames = []string{"auto", "always", "never"}
 
-func (m SparseMode) String() string { return SparseNames[m] }
+func (m SparseMode) String() string { return nameOf(SparseNames, int(m), "SparseMode") }
+
+// nameOf is names[i], or TYPE(i) for a value out of range.
+func nameOf(names []string, i int, typ string) string {
+	if i < 0 || i >= len(names) {
+		return fmt.Sprintf("%s(%d)", typ, i)
+	}
+	return names[i]
+}
 
 // Counter receives progress: bytes of the source accounted for (copied, or
 // skipped as a hole). Implementations must be safe for concurrent use.

@@ -1,6 +1,10 @@
 package durability
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
 
 // SyncMode is how a copy is made durable (--sync).
 type SyncMode int
@@ -17,7 +21,12 @@ const (
 // SyncNames lists the --sync values, indexed by SyncMode.
 var SyncNames = []string{"none", "data", "full", "osync", "odsync"}
 
-func (m SyncMode) String() string { return SyncNames[m] }
+func (m SyncMode) String() string {
+	if m < 0 || int(m) >= len(SyncNames) {
+		return fmt.Sprintf("SyncMode(%d)", int(m))
+	}
+	return SyncNames[m]
+}
 
 // SyncModes returns every mode, in the order of SyncNames (for the benchmark).
 func SyncModes() []SyncMode { return []SyncMode{SyncNone, SyncData, SyncFull, SyncOSync, SyncODSync} }

@@ -47,9 +47,6 @@ type Options struct {
 	InPlace bool
 	// Truncate, with InPlace, truncates a regular file first (O_TRUNC).
 	Truncate bool
-	// Flags are extra open(2) flags. O_SYNC and O_DSYNC need not be
-	// given: Sync adds them (SyncMode.OpenFlags).
-	Flags int
 	// Perm is the mode a new in-place file is created with.
 	Perm os.FileMode
 	// Sync is the --sync mode: how the data and the directory entry are
@@ -170,7 +167,7 @@ func Create(path string, o Options) (*Destination, error) {
 	if o.Session == nil {
 		o.Session = NewSession()
 	}
-	flags := o.Flags | o.Sync.OpenFlags()
+	flags := o.Sync.OpenFlags()
 	d := &Destination{Path: path, session: o.Session, lockFd: -1}
 	if o.InPlace {
 		flags |= os.O_WRONLY | os.O_CREATE
