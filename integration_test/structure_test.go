@@ -59,8 +59,24 @@ func entriesOf(t testing.TB, dir string) string {
 func TestSwappedDestDirectoryStaysInside(t *testing.T) {
 	needRoot(t)
 	t.Parallel()
-	for _, args := range [][]string{{"-r"}, {"-a", "-j", "4"}} {
-		t.Run(strings.Join(args, ""), func(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		// inject holds fastcp right after the call that made or opened
+		// new; fails: the swap comes before fastcp opened new, which it
+		// then refuses.
+		inject string
+		fails  bool
+	}{
+		{[]string{"-r"}, "mkdir,mkdirat", true},
+		{[]string{"-a", "-j", "4"}, "mkdir,mkdirat", true},
+		// After the open (the first fsetxattr marks the directory
+		// unfinished): the copy goes on into the directory it holds,
+		// wherever its owner moved it.
+		{[]string{"-r"}, "fsetxattr", false},
+		{[]string{"-a", "-j", "4"}, "fsetxattr", false},
+	} {
+		args := c.args
+		t.Run(strings.Join(args, "")+"/"+strings.Split(c.inject, ",")[0], func(t *testing.T) {
 			t.Parallel()
 			scratch, _ := ccUserScratch(t)
 			dir := mustMkdir(t, join(scratch, "w"))
@@ -83,7 +99,7 @@ func TestSwappedDestDirectoryStaysInside(t *testing.T) {
 			faultReady(t)
 			go func() {
 				done <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
-					[]string{"-e", "trace=mkdir,mkdirat", "-e", "inject=mkdir,mkdirat:delay_exit=1000000:when=1"},
+					[]string{"-e", "trace=" + c.inject, "-e", "inject=" + c.inject + ":delay_exit=1000000:when=1"},
 					append(args, "src", "x/new")...)
 			}()
 			deadline := time.Now().Add(30 * time.Second)
@@ -105,8 +121,13 @@ func TestSwappedDestDirectoryStaysInside(t *testing.T) {
 			if after := entriesOf(t, outside); after != before {
 				t.Errorf("fastcp changed a directory outside DEST:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			if tr.code == 0 {
+			if c.fails && tr.code == 0 {
 				t.Errorf("fastcp reported success, yet DEST is no longer the directory it made: %v", tr.result)
+			}
+			if !c.fails {
+				// Everything went into the directory fastcp made.
+				assertFileBytes(t, join(x, "new.real", "f39"), []byte("file 39\n"))
+				assertFileBytes(t, join(x, "new.real", "sub", "secret"), []byte("overwritten\n"))
 			}
 		})
 	}
