@@ -258,15 +258,26 @@ func (a *app) openSource(d *dir, e *entry, top bool) (*os.File, unix.Stat_t, err
 	if err != nil {
 		return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
 	}
-	f := os.NewFile(uintptr(fd), src)
 	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
-		f.Close()
+		unix.Close(fd)
 		return nil, st, fmt.Errorf("cannot fstat %s: %s", quote(src), errText(err))
 	}
 	if idOf(&st) != idOf(&e.st) {
-		f.Close()
+		unix.Close(fd)
 		return nil, st, fmt.Errorf("skipping file %s, as it was replaced while being copied", quote(src))
 	}
+	if flags&unix.O_NONBLOCK != 0 {
+		// The file the walk saw: blocking again, so that os.NewFile does
+		// not hand it to the runtime poller (an epoll_ctl that fails for
+		// a regular file, and the poller's setup for the first one).
+		// O_NONBLOCK is the only flag F_SETFL changes that the open set,
+		// so F_SETFL 0 clears it in one call.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+			unix.Close(fd)
+			return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+		}
+	}
+	f := os.NewFile(uintptr(fd), src)
 	return f, st, nil
 }
 
