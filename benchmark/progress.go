@@ -3,9 +3,8 @@ package benchmark
 import (
 	"fmt"
 	"io"
-	"os"
 
-	"golang.org/x/sys/unix"
+	"fastcp/output"
 )
 
 // progress shows where the benchmark is on one line of stderr, rewritten in
@@ -18,15 +17,10 @@ type progress struct {
 
 func newProgress(stderr io.Writer, quiet bool) *progress {
 	p := &progress{}
-	if f, ok := stderr.(*os.File); ok && !quiet && isTerminal(f) {
+	if !quiet && output.IsTerminal(stderr) {
 		p.w = stderr
 	}
 	return p
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // set replaces the progress line.
