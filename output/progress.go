@@ -11,16 +11,19 @@ import (
 
 	"fastcp/copier"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 )
 
 // The progress bar: one for the whole run, on stderr. The copier only
 // counts (copier.Counter); a ticker here reads the count and redraws at most
-// ten times a second. On a terminal it is one line fitted to the terminal's
-// width (asked at every redraw, so a resize is followed), cleared before
-// any other line is printed and at the end; with --progress into a file or
-// pipe it is a plain line a second, without escape codes. Sizes are in
-// KiB/MiB/GiB, rates in MB/s (10^6 bytes per second), as in the benchmark.
+// ten times a second. On a terminal, schollz/progressbar draws it on one
+// line fitted to the terminal's width (asked at every redraw, so a resize is
+// followed), cleared before any other line is printed and at the end; its
+// sizes and rate are in SI units (kB, MB, GB; MB/s is 10^6 bytes a second,
+// as in the benchmark). With --progress into a file or pipe it is a plain
+// line a second, without escape codes, sizes in KiB/MiB/GiB and the rate in
+// MB/s.
 
 const (
 	redrawEvery    = 100 * time.Millisecond
@@ -35,9 +38,15 @@ type Progress struct {
 
 	w     io.Writer
 	prog  string
-	tty   int  // the terminal's fd; -1 in plain mode
-	drawn bool // a bar is on the terminal line
+	cols  func() int // the terminal's width; nil in plain mode
+	drawn bool       // a bar is on the terminal line
 	start time.Time
+
+	// The drawing goroutine's alone: it makes the bar and is the only
+	// one to call into progressbar (its options write the bar's fields
+	// unlocked).
+	bar      *progressbar.ProgressBar
+	barStart time.Time
 
 	out  *Output
 	stop chan struct{}
@@ -66,10 +75,11 @@ func IsTerminal(w io.Writer) bool {
 // line a second otherwise. total is the bytes the run will copy, -1 when a
 // source's size cannot be known. Finish stops it.
 func (o *Output) StartProgress(total int64) *Progress {
-	p := &Progress{w: o.stderr, prog: o.prog, total: total, tty: -1, start: time.Now(), stop: make(chan struct{})}
+	p := &Progress{w: o.stderr, prog: o.prog, total: total, start: time.Now(), stop: make(chan struct{})}
 	p.Describe("")
 	if IsTerminal(o.stderr) {
-		p.tty = int(o.stderr.(*os.File).Fd())
+		fd := int(o.stderr.(*os.File).Fd())
+		p.cols = func() int { return terminalWidth(fd) }
 	}
 	o.mu.Lock()
 	o.clearLine = p.clear
@@ -80,11 +90,21 @@ func (o *Output) StartProgress(total int64) *Progress {
 	return p
 }
 
+// terminalWidth is the columns of the terminal fd, 80 when it cannot say.
+func terminalWidth(fd int) int {
+	if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	return 80
+}
+
 func (p *Progress) loop(out *Output) {
 	defer p.wg.Done()
 	every := redrawEvery
-	if p.tty < 0 {
+	if p.cols == nil {
 		every = plainLineEvery
+	} else {
+		p.startBar()
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -100,20 +120,49 @@ func (p *Progress) loop(out *Output) {
 	}
 }
 
+// startBar makes the terminal's bar and starts its clock (its rate is the
+// bytes over the time since), without drawing it.
+func (p *Progress) startBar() {
+	max := p.total
+	if max == 0 {
+		max = 1 // progressbar draws nothing with a max of 0 (empty files only)
+	}
+	p.bar = progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(eraseAfter{p.w}),
+		progressbar.OptionUseANSICodes(true), // no blanking of the line with spaces: eraseAfter ends it
+		progressbar.OptionSetTheme(progressbar.ThemeASCII),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(), // the bytes so far, and a redraw at every Set64
+		progressbar.OptionUseIECUnits(false),
+		progressbar.OptionSetPredictTime(false),       // draw decides
+		progressbar.OptionThrottle(0),                 // the ticker throttles
+		progressbar.OptionSetSpinnerChangeInterval(0), // no goroutine of its own (total unknown)
+		progressbar.OptionClearOnFinish(),             // were it ever to finish: no line left
+	)
+	p.barStart = time.Now()
+	p.bar.StartWithoutRender()
+}
+
+// eraseAfter ends each of progressbar's writes ("\r" and the line) with
+// the escape that erases the rest of the line: a shorter line than the
+// last leaves nothing of it, and no line of spaces can wrap on a terminal
+// made narrower.
+type eraseAfter struct{ w io.Writer }
+
+func (e eraseAfter) Write(b []byte) (int, error) {
+	n, err := e.w.Write(append(b[:len(b):len(b)], "\x1b[K"...))
+	return min(n, len(b)), err
+}
+
 // draw renders the current state; the caller holds the output lock.
 func (p *Progress) draw() {
 	done, what := p.done.Load(), *p.what.Load()
-	elapsed := time.Since(p.start).Seconds()
-	rate := float64(done) / max(elapsed, 1e-9)
-	if p.tty >= 0 {
-		cols := 80
-		if ws, err := unix.IoctlGetWinsize(p.tty, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
-			cols = int(ws.Col)
-		}
-		fmt.Fprintf(p.w, "\r%s\x1b[K", BarLine(cols, what, done, p.total, rate))
-		p.drawn = true
+	if p.cols != nil {
+		p.drawBar(p.cols(), done, what)
 		return
 	}
+	elapsed := time.Since(p.start).Seconds()
+	rate := float64(done) / max(elapsed, 1e-9)
 	line := fmt.Sprintf("progress: %s", Size(done))
 	if p.total >= 0 {
 		line += fmt.Sprintf(" of %s (%d%%)", Size(p.total), percent(done, p.total))
@@ -129,90 +178,125 @@ func (p *Progress) draw() {
 	fmt.Fprintf(p.w, "%s: %s\n", p.prog, line)
 }
 
-// BarLine is the terminal's progress line for a terminal cols columns
-// wide: it never reaches the last column (a full line makes terminals
-// wrap, and every redraw would then leave a line behind). what is
-// "copying 'x'" or "flushing 'x'"; its first word always stays. Then, as
-// room allows: the percentage, the name (at least 10 columns of it), a bar
-// of at least 10, the bytes, the rate, the time left; what room is left
-// widens the name to 24 columns, the bar to 30, then the name to 40.
-func BarLine(cols int, what string, done, total int64, rate float64) string {
+// drawBar lays the bar out for a terminal cols wide and has progressbar
+// draw it with done bytes; on a terminal too narrow for the shortest line
+// it erases the line instead.
+func (p *Progress) drawBar(cols int, done int64, what string) {
+	l, ok := layBar(cols, what, p.total >= 0, time.Since(p.barStart))
+	if !ok {
+		p.clear()
+		return
+	}
+	// Options applied to the live bar: they set its fields, and only
+	// this goroutine touches it.
+	progressbar.OptionSetDescription(l.desc)(p.bar)
+	if p.total >= 0 {
+		progressbar.OptionSetWidth(l.width)(p.bar)
+		progressbar.OptionSetPredictTime(l.times)(p.bar)
+		// Never the max: progressbar finishes a bar that reaches it and
+		// draws nothing after, so the flush of the last file (and a tree's
+		// last entries) would go unshown; the line shows 99% until erased.
+		// A source that grew is not counted past it either.
+		done = min(done, max(p.total, 1)-1)
+	}
+	p.bar.Set64(done)
+	p.drawn = true
+}
+
+// What progressbar writes beside the description, at its longest. A size
+// is at most 4 digits, a space and 2 letters ("1000 kB": it rounds 999.96
+// up); the time is a time.Duration's String(), whose longest is that of a
+// product that overflowed ("2562047h47m16.854775807s"), which a rate near
+// zero gives its time left.
+const (
+	sizeMax     = len("1000 kB")
+	countsKnown = 2*sizeMax + 1                     // "1000 kB/1000 MB"
+	rateMax     = sizeMax + len("/s")               // "1000 MB/s"
+	statsKnown  = 1 + countsKnown + 2 + rateMax + 1 // "(1000 kB/1000 MB, 1000 MB/s)"
+	statsUnkn   = 1 + sizeMax + 2 + rateMax + 1     // "(1000 MB, 1000 MB/s)"
+	durationMax = len("2562047h47m16.854775807s")
+	// Known total: "%4d%% [" bar "] " stats " " after the description.
+	lineKnown = 5 + 2 + 2 + statsKnown + 1
+	// ... with the times, " [" elapsed ":" left "]" instead of the last " ".
+	timesKnown = -1 + 2 + 1 + durationMax + 1 // plus the elapsed time's width
+	// Unknown total: spinner (|/-\\, one column) " " description " " stats
+	// " [" elapsed "] ".
+	lineUnknown = 1 + 1 + 1 + statsUnkn + 2 + 2 // plus the elapsed time's width
+)
+
+// barLayout is what drawBar gives progressbar: the description, the bar's
+// width in cells, and whether the elapsed time and the time left are shown.
+type barLayout struct {
+	desc  string
+	width int
+	times bool
+}
+
+// layBar lays the line out for a terminal cols columns wide so that it
+// never reaches the last column (a full line makes terminals wrap, and
+// every redraw would then leave a line behind), counting progressbar's text
+// at its longest. what is "copying 'x'" or "flushing 'x'"; its first word
+// always stays, with the percentage, the bytes and the rate. Then, as room
+// allows: the name (its end, at least 10 columns of it), a bar of up to 10
+// cells, the elapsed time and the time left; what room is left widens the
+// name to 24 columns, the bar to 30, then the name to 40. ok is false when
+// not even the first word and the numbers fit: nothing is drawn then.
+// elapsed is the time since the bar started, for the width of its time.
+func layBar(cols int, what string, known bool, elapsed time.Duration) (l barLayout, ok bool) {
 	width := cols - 1
 	verb, name, _ := strings.Cut(what, " ")
 	if verb == "" {
 		verb = "copying"
 	}
-	known := total >= 0
-	var pct, sizes, speed, eta string
-	sizes = Size(done)
-	if known {
-		pct = fmt.Sprintf("%3d%%", percent(done, total))
-		sizes += "/" + Size(total)
-		if rate > 0 && done < total {
-			eta = left(done, total, rate) + " left"
-		}
+	// progressbar prints whole seconds since its start; the two clocks
+	// differ by less than a second either way.
+	s := int64(elapsed / time.Second)
+	elapsedMax := 0
+	for _, d := range []int64{max(s-1, 0), s, s + 1} {
+		elapsedMax = max(elapsedMax, len((time.Duration(d) * time.Second).String()))
 	}
-	if rate > 0 {
-		speed = Rate(rate)
-	}
-
 	used := textWidth(verb)
+	if known {
+		used += lineKnown
+	} else {
+		used += lineUnknown + elapsedMax
+	}
+	if used > width {
+		return l, false
+	}
 	room := func(n int) bool {
-		if used+1+n > width {
+		if used+n > width {
 			return false
 		}
-		used += 1 + n
+		used += n
 		return true
 	}
-	showPct := known && room(len(pct))
 	nameW := 0
-	if name != "" && room(min(10, textWidth(name))) {
+	if name != "" && room(1+min(10, textWidth(name))) {
 		nameW = min(10, textWidth(name))
 	}
-	barW := 0
-	if showPct && room(2+10) {
-		barW = 10
+	growBar := func(upTo int) {
+		if known {
+			grow := max(0, min(upTo-l.width, width-used))
+			l.width, used = l.width+grow, used+grow
+		}
 	}
-	showSizes := room(len(sizes))
-	showSpeed := speed != "" && room(len(speed))
-	showEta := eta != "" && room(len(eta))
 	growName := func(upTo int) {
 		if nameW > 0 {
 			grow := max(0, min(min(textWidth(name), upTo)-nameW, width-used))
 			nameW, used = nameW+grow, used+grow
 		}
 	}
+	growBar(10)
+	l.times = known && room(timesKnown+elapsedMax)
 	growName(24)
-	if barW > 0 {
-		grow := min(30-barW, width-used)
-		barW, used = barW+grow, used+grow
-	}
+	growBar(30)
 	growName(40)
-
-	var b strings.Builder
-	b.WriteString(shortenTo(verb, max(width, 1)))
-	add := func(s string) { b.WriteByte(' '); b.WriteString(s) }
+	l.desc = verb
 	if nameW > 0 {
-		add(shortenTo(name, nameW))
+		l.desc += " " + shortenTo(name, nameW)
 	}
-	if showPct {
-		add(pct)
-	}
-	if barW > 0 {
-		inner := barW - 2
-		full := int(int64(inner) * percent(done, total) / 100)
-		add("[" + strings.Repeat("=", full) + strings.Repeat(" ", inner-full) + "]")
-	}
-	if showSizes {
-		add(sizes)
-	}
-	if showSpeed {
-		add(speed)
-	}
-	if showEta {
-		add(eta)
-	}
-	return b.String()
+	return l, true
 }
 
 // Rate prints bytes per second in MB/s (10^6 bytes), as the benchmark does.
