@@ -113,7 +113,7 @@ func run() int {
 		name string
 		run  func(context.Context, config) error
 	}
-	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}, {"resume", resumeScenario}}
+	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}, {"resume", resumeScenario}, {"resume-sync", resumeSyncScenario}}
 	if *sweep {
 		all = []scenario{{"sweep", sweepScenario}}
 	}
