@@ -3,6 +3,8 @@ package copier
 import (
 	"strconv"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -56,17 +58,14 @@ const (
 	seqAdviceMinBytes = 4 << 20
 )
 
-// retry calls f until it fails with something other than EINTR: EINTR is
-// retried here, in the innermost helper, and nowhere else. Every attempt is
-// counted as a system call.
+// retry calls f until it fails with something other than EINTR
+// (sysx.Retry): EINTR is retried here, in the innermost helper, and nowhere
+// else. Every attempt is counted as a system call.
 func retry[T any](calls *int64, f func() (T, error)) (T, error) {
-	for {
+	return sysx.Retry(func() (T, error) {
 		*calls++
-		v, err := f()
-		if err != unix.EINTR {
-			return v, err
-		}
-	}
+		return f()
+	})
 }
 
 func retryErr(calls *int64, f func() error) error {

@@ -11,6 +11,7 @@ import (
 
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -608,20 +609,11 @@ func readFileRaw(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// openNoPoller opens path read-only (with flags added) by open(2) and wraps
-// the blocking descriptor with os.NewFile, which reads it directly. os.Open
-// would register a directory or a /proc file with the runtime poller, and
-// the first such file of a run sets the poller up (epoll_create1, an
-// eventfd, epoll_ctl) for nothing.
+// openNoPoller opens path read-only (with flags added) without the runtime
+// poller (sysx.Open): os.Open would register a directory or a /proc file
+// with it, and set it up for nothing.
 func openNoPoller(path string, flags int) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
+	return sysx.Open(path, unix.O_RDONLY|flags, 0)
 }
 
 // unescapeOctal undoes the \NNN escapes of /proc files.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -203,15 +205,8 @@ type devIno struct{ dev, ino uint64 }
 
 func idOf(st *unix.Stat_t) devIno { return devIno{st.Dev, st.Ino} }
 
-// ignoringEINTR calls f until it fails with something other than EINTR: on
-// FUSE and NFS a signal can cut a call short, and such a call did nothing.
-func ignoringEINTR(f func() error) error {
-	for {
-		if err := f(); err != unix.EINTR {
-			return err
-		}
-	}
-}
+// ignoringEINTR retries a call that a signal cut short (sysx.Retry).
+var ignoringEINTR = sysx.IgnoringEINTR
 
 func isDir(st *unix.Stat_t) bool     { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func isRegular(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFREG }

@@ -30,6 +30,8 @@ import (
 	"runtime"
 	"time"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -178,7 +180,7 @@ func Create(path string, o Options) (*Destination, error) {
 		if perm == 0 {
 			perm = 0o666
 		}
-		f, err := openRaw(path, flags, perm)
+		f, err := sysx.Open(path, flags, perm) // no fcntl that could carry O_SYNC
 		if err != nil {
 			return nil, err
 		}
@@ -222,29 +224,6 @@ func (d *Destination) setup(o Options) {
 		if err := unix.Fstat(int(o.Source.Fd()), &sst); err == nil && sst.Mode&unix.S_IFMT == unix.S_IFREG {
 			d.srcSums = startSourceSums(o.Source, o.NoCache)
 		}
-	}
-}
-
-// openRaw opens path with exactly flags (plus O_CLOEXEC) in one openat(2)
-// and wraps the descriptor with os.NewFile. os.OpenFile would follow the
-// open with fcntl(F_GETFL) and fcntl(F_SETFL, flags|O_NONBLOCK) to try the
-// runtime poller, and (*os.File).Fd with F_SETFL again to make it blocking:
-// harmless, but those F_SETFL calls carry the O_SYNC bit they read back, and
-// the contract is that O_SYNC and O_DSYNC are set by open and never appear
-// in an F_SETFL (strace-checked by the integration tests). os.NewFile on a
-// blocking descriptor makes no fcntl call that changes flags.
-func openRaw(path string, flags int, perm os.FileMode) (*os.File, error) {
-	for {
-		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
-		if err == unix.EINTR {
-			// A FIFO's open blocks until a reader comes, and a signal
-			// can interrupt it: open again, as os.OpenFile does.
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), path), nil
 	}
 }
 
