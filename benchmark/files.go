@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"fastcp/durability"
+	"fastcp/internal/sysx"
 
 	"golang.org/x/sys/unix"
 )
@@ -161,40 +162,21 @@ func writeRandom(f *os.File, size int64) error {
 
 // evict writes f's dirty pages back and drops its pages from the page
 // cache, so the next read of it comes from the disk.
-func evict(f *os.File) error {
-	fd := int(f.Fd())
-	if err := unix.Fdatasync(fd); err != nil {
-		return os.NewSyscallError("fdatasync", err)
-	}
-	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
-		return os.NewSyscallError("posix_fadvise", err)
-	}
-	return nil
-}
+var evict = sysx.Evict
 
-// residentFraction reports how much of f (size bytes) is in the page cache,
-// from mincore(2) on a read-only mapping: it checks that an eviction worked
-// (tmpfs, for one, cannot evict: its pages are the file).
+// residentFraction reports how much of f (size bytes) is in the page cache
+// (mincore): it checks that an eviction worked (tmpfs, for one, cannot
+// evict: its pages are the file).
 func residentFraction(f *os.File, size int64) (float64, error) {
 	if size <= 0 {
 		return 0, nil
 	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	in, err := sysx.ResidentBytes(int(f.Fd()))
 	if err != nil {
-		return 0, os.NewSyscallError("mmap", err)
+		return 0, os.NewSyscallError("mincore", err)
 	}
-	defer unix.Munmap(m)
 	page := int64(os.Getpagesize())
-	vec := make([]byte, (size+page-1)/page)
-	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
-	if e != 0 {
-		return 0, os.NewSyscallError("mincore", e)
-	}
-	in := 0
-	for _, v := range vec {
-		in += int(v & 1)
-	}
-	return float64(in) / float64(len(vec)), nil
+	return float64(in) / float64((size+page-1)/page*page), nil
 }
 
 // warm reads f once so that its pages are in the page cache.

@@ -22,8 +22,8 @@ var (
 	flock         = unix.Flock
 	closeFile     = (*os.File).Close
 	dupFd         = func(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }
-	openFile      = sysx.Openat   // the read-back of --verify
-	resident      = residentBytes // how much of a file is cached (mincore)
+	openFile      = sysx.Openat        // the read-back of --verify
+	resident      = sysx.ResidentBytes // how much of a file is cached (mincore)
 	cachestat     = unix.Cachestat
 	// ignoringEINTR retries a call that a signal cut short (sysx.Retry).
 	ignoringEINTR = sysx.IgnoringEINTR

@@ -232,42 +232,6 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 	return s
 }
 
-// residentBytes counts the bytes of fd's file in the page cache with
-// mincore(2) over a read-only shared mapping, 1 GiB at a time. For a file
-// mapping mincore reports the page cache, provided the caller owns the
-// file or may write to it (Linux 5.0+; otherwise it reports only the
-// caller's own mapped pages, which would be 0: fastcp owns its temporary
-// file and holds DEST open for writing in place).
-func residentBytes(fd int) (int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, err
-	}
-	const piece = 1 << 30
-	page := int64(os.Getpagesize())
-	vec := make([]byte, piece/page)
-	var total int64
-	for off := int64(0); off < st.Size; off += piece {
-		n := min(piece, st.Size-off)
-		m, err := unix.Mmap(fd, off, int(n), unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			return 0, err
-		}
-		pages := (n + page - 1) / page
-		_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(n), uintptr(unsafe.Pointer(&vec[0])))
-		unix.Munmap(m)
-		if errno != 0 {
-			return 0, errno
-		}
-		for _, v := range vec[:pages] {
-			if v&1 != 0 {
-				total += page
-			}
-		}
-	}
-	return total, nil
-}
-
 // dioAlign returns the alignment O_DIRECT needs on fd for memory, offsets
 // and lengths, or 0 when the file cannot do direct I/O.
 func dioAlign(fd int) int {

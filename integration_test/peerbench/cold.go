@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"fastcp/durability"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -55,11 +57,11 @@ func treeCached(path string) (int64, error) {
 		if err != nil || fi.Size() == 0 {
 			return err
 		}
-		var cs unix.Cachestat_t
-		if err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Off: 0, Len: uint64(fi.Size())}, &cs, 0); err != nil {
-			return &os.PathError{Op: "cachestat", Path: p, Err: err}
+		n, err := durability.CachedBytes(f, fi.Size())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
-		total += min(int64(cs.Cache)*int64(os.Getpagesize()), fi.Size())
+		total += n
 		return nil
 	})
 	return total, err
