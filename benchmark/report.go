@@ -190,21 +190,8 @@ func describeCalls(r *Row) string {
 	return s
 }
 
-// formatSize prints a byte count in binary units: "256 MiB", "1.5 GiB",
-// "4 KiB", rounded down to a tenth, so that "127.9 MiB available" is never
-// printed as the 128 MiB that is needed.
-func formatSize(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	v := float64(n)
-	i := 0
-	for ; i < len(units)-1 && (v >= 1024 || v <= -1024); i++ {
-		v /= 1024
-	}
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%d %s", int64(v), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", math.Trunc(v*10)/10, units[i])
-}
+// formatSize prints a byte count in binary units, rounded down to a tenth.
+var formatSize = output.Size
 
 // quote quotes a file name in messages as cp does.
 var quote = output.Quote

@@ -99,7 +99,7 @@ func TestProgressLinesIntoAFile(t *testing.T) {
 		t.Fatalf("--progress into a file printed nothing in 1.5 s")
 	}
 	for _, l := range ls {
-		if !strings.HasPrefix(l, "fastcp: progress: 8.0 MiB, ") || !strings.Contains(l, " MB/s") {
+		if !strings.HasPrefix(l, "fastcp: progress: 8 MiB, ") || !strings.Contains(l, " MB/s") {
 			t.Errorf("unexpected progress line %q", l)
 		}
 	}

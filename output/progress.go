@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -391,20 +392,20 @@ func percent(done, total int64) int64 {
 	return min(100, done*100/total)
 }
 
-// Size prints a byte count with IEC units.
+// Size prints a byte count in binary units: "256 MiB", "1.5 GiB", "4 KiB",
+// rounded down to a tenth, so that "127.9 MiB available" is never printed
+// as the 128 MiB that is needed. It is fastcp's one size formatter.
 func Size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	v := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		v /= unit
-		if v < unit {
-			return fmt.Sprintf("%.1f %s", v, u)
-		}
+	i := 0
+	for ; i < len(units)-1 && (v >= 1024 || v <= -1024); i++ {
+		v /= 1024
 	}
-	return fmt.Sprintf("%.1f PiB", v/unit)
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", math.Trunc(v*10)/10, units[i])
 }
 
 // StderrIsTerminal reports whether stderr is a terminal.

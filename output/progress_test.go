@@ -320,3 +320,22 @@ func TestBarOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{
+		0:                 "0 B",
+		1023:              "1023 B",
+		1024:              "1 KiB",
+		1536:              "1.5 KiB",
+		1<<20 - 1:         "1023.9 KiB",
+		8 << 20:           "8 MiB",
+		1<<30 + 1<<29:     "1.5 GiB",
+		1 << 40:           "1 TiB",
+		3 << 50:           "3 PiB",
+		16<<20 - 16<<10*3: "15.9 MiB",
+	} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
