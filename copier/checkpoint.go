@@ -15,8 +15,8 @@ import (
 // came after it.
 //
 // The fdatasync runs on a goroutine of its own while the copy goes on: a
-// flush of a GiB takes the device about half a second here, which a copy
-// waiting for it would add to its own time four times per 4 GiB. Only data
+// flush of a GiB can take the device half a second, which a copy waiting
+// for it would add to its own time (docs/measurements.md). Only data
 // written before the call started is covered, so the offset recorded is
 // the one reached when it started. At most one runs at a time: one that is
 // due while the last still runs waits for it (so a checkpoint is never more

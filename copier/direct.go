@@ -15,10 +15,10 @@ import (
 // of aligned buffers by directReaders goroutines while the calling goroutine
 // writes the buffers already filled, in order, so the read of chunk n+1
 // overlaps the write of chunk n and nothing of the copy goes through the
-// page cache. On this machine kind, allocating page-cache pages is where a
-// cold copy spends its time (a cold buffered read of 1 GiB 0.9-2.3 s of
-// system time, an O_DIRECT read 0.8 s): a source that is not cached is copied
-// at the device's speed, and the copy pushes no one else's pages out.
+// page cache. Allocating page-cache pages is where a cold buffered copy
+// spends much of its time (docs/measurements.md): a source that is not
+// cached is copied at the device's speed, and the copy pushes no one else's
+// pages out.
 //
 // Alignment comes from statx(STATX_DIOALIGN) of both files (Linux 6.1+);
 // where statx does not report it, the larger st_blksize stands in for the
@@ -37,8 +37,8 @@ import (
 // directBudgetBytes/ringBytes files with Direct at once (Auto takes another
 // strategy for the others; a forced Direct waits for a ring).
 //
-// Sweep (README, "Direct I/O"): cold 1 GiB ext4 -> ext4 on this VM, medians
-// of 3 with caches dropped before each run.
+// Sizes from the sweep TestDirectSweep (README, "Direct I/O";
+// docs/measurements.md).
 //
 // Variables, not constants, only so that the sweep (TestDirectSweep) and
 // the power-cut test's build (checkpoint_crashfs.go, tag fastcp_crashfs) can
@@ -54,9 +54,8 @@ const (
 	// DirectMinBytes is the smallest source Auto copies with Direct when
 	// it is mostly not in the page cache and the copy is flushed at the
 	// end (--sync=data|full, --verify): below it copy_file_range with
-	// writeback started behind it was as fast or faster here (cold,
-	// --sync=data: 64 MiB 0.05 s against 0.073 s direct, 256 MiB 0.16-0.28
-	// against 0.28 s, 1 GiB 0.6-1.4 s against 0.9-1.1 s).
+	// writeback started behind it was as fast or faster
+	// (docs/measurements.md).
 	DirectMinBytes int64 = 256 << 20
 	// directNoCacheMinBytes is the same with --nocache, which prefers
 	// Direct whatever the residency: nothing of the copy enters the cache.

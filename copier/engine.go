@@ -10,11 +10,9 @@ import (
 )
 
 // DefaultBufferSize is the rw loop's buffer when --buffer-size is not given,
-// chosen from measurements on ext4 -> tmpfs and ext4 -> ext4 (README): from
-// 512 KiB on, a bigger buffer saves no time, and on this VM's ext4 buffers of
-// 1 MiB and more now and then made a copy 2-7 times slower (system time
-// spent copying from the user buffer); 512 KiB never did. It also keeps the
-// memory of -j N small.
+// the smallest that was as fast as any bigger one, while bigger ones now
+// and then made a copy several times slower (docs/measurements.md). It also
+// keeps the memory of -j N small.
 const DefaultBufferSize = 512 << 10
 
 // minDefaultBuffer is the floor of the automatically chosen buffer.

@@ -25,9 +25,8 @@ var ErrMismatch = errors.New("checksums differ")
 var beforeVerify func(dirfd int, name string) error
 
 // verifyChunk is the size of one read on each side, and the granularity at
-// which a mismatch is located. Reads of 4 MiB and more reach the virtio
-// disk's full O_DIRECT speed (dd iflag=direct: 1 MiB 2.5 GB/s, 4 MiB 2.9
-// GB/s, 16 MiB 2.5 GB/s); two buffers per side let a read and the
+// which a mismatch is located: reads of 4 MiB reach a disk's full O_DIRECT
+// speed (docs/measurements.md); two buffers per side let a read and the
 // checksumming of the previous chunk overlap.
 const verifyChunk = 4 << 20
 
@@ -164,10 +163,8 @@ const (
 // will be released, it should call fsync(2) or fdatasync(2) first",
 // posix_fadvise(2)); mincore(2) then confirms that none is left, and the
 // file is read sequentially with readahead (POSIX_FADV_SEQUENTIAL doubles
-// the readahead window): every byte comes from the device. That is the
-// fastest way on the project's VM (read_ahead_kb 8192: a cold buffered read
-// of 1 GiB took 0.3 s, 4 MiB O_DIRECT reads 0.8-1.0 s, deeper O_DIRECT
-// queues no better). When pages stay cached (a process maps the file,
+// the readahead window): every byte comes from the device. That was
+// faster than O_DIRECT reads (docs/measurements.md). When pages stay cached (a process maps the file,
 // mincore is not allowed, tmpfs), the file is read with O_DIRECT instead,
 // which bypasses the cache (open(2)), with buffers and offsets aligned as
 // statx(STATX_DIOALIGN) says (Linux 6.1+; otherwise the page size, which
@@ -176,10 +173,9 @@ const (
 // tmpfs before Linux 6.6), the cache is all there is to read.
 //
 // The pages the read-back brings in are dropped behind it: they were read
-// only to be checked, and reusing them instead of taking 1 GiB of new
-// page cache per GiB verified kept the read-back steady here (1 GiB:
-// 0.26-0.35 s with drop-behind, 0.32-1.23 s without, as page reclaim came
-// and went). So after --verify the copy is not in the page cache. limit < 0
+// only to be checked, and reusing them instead of taking new page cache
+// for every GiB verified keeps the read-back steady while page reclaim
+// comes and goes (docs/measurements.md). So after --verify the copy is not in the page cache. limit < 0
 // reads to end of file.
 func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64) sums {
 	fd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)

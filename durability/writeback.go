@@ -33,57 +33,34 @@ import (
 // and the directory fsync.
 
 // Background flushes (off by default, see below). On a disk with a
-// volatile write cache (here: virtio in write-back mode,
-// /sys/block/vda/queue/write_cache says "write back") the data written back
-// by sync_file_range is in the device's cache, and the fdatasync's cache
-// flush (REQ_PREFLUSH) is what waits for the media: for a 1 GiB file here
-// writeback took 0.17 s and the fdatasync after it 0.54 s. With
+// volatile write cache the data written back by sync_file_range is in the
+// device's cache, and the fdatasync's cache flush (REQ_PREFLUSH) is what
+// waits for the media (figures: docs/measurements.md). With
 // Options.FlushEvery a goroutine runs fdatasync on the file every so many
 // bytes started (one at a time, while the copy continues), and the final
 // flush finds only the tail still in the cache. Each of these flushes is a
 // first flush of new data, not a retry: the first one that fails ends the
 // pipeline, and Commit reports its error without flushing again.
 
-// Window, depth and flush interval, chosen from in-process runs of
-// --sync=data copies on the project's VM (ext4 on virtio, 2 cores, 24 GiB;
-// integration_test/durabench -sweep; other jobs shared the machine, so only
-// differences larger than the run-to-run spread of about 0.1 s count).
-//
-// 1 GiB, warm source, medians of the whole copy, with background flushes
-// every 128 MiB: no pipeline 0.93-1.0 s (the copy 0.26 s, then the
-// fdatasync 0.5-0.86 s); windows of 8 MiB, depth 2 0.79-0.99 s; 16 MiB
-// depth 4 0.76 s; 32 MiB depth 4 0.78 s; 32 MiB depth 8 0.71 s; 64 MiB
-// depth 4 0.72 s. Among windows from 16 to 64 MiB the spread hides any difference;
-// 32 MiB with depth 4 keeps at most about 160 MiB of this copy dirty or
-// under writeback, within what --nocache may leave cached (256 MiB), and
-// copy_file_range's 64 MiB calls each start two windows.
-//
-// The background flushes, with 32 MiB windows at depth 4 (medians of five
-// runs each). Warm 1 GiB source: no pipeline 1.00 s, pipeline without
-// background flushes 0.84, flushes every 64 MiB 0.69, 128 MiB 0.76,
-// 256 MiB 0.77, 512 MiB 0.79; repeated later: 0.90, 0.81, 0.75, 0.80, 0.80.
-// Cold 1 GiB source, read from the disk the copy goes to: no pipeline
-// 1.32 s, without background flushes 1.23, every 64 MiB 1.39, 128 MiB 1.32,
-// 256 MiB 1.52 (2 GiB: 2.64, 2.70, 3.12, 2.86, 2.65). A flush stalls the
-// reads of a cold source behind the device's cache flush (64 MiB
-// copy_file_range calls took 0.15-0.21 s during a flush, 0.03 s
-// otherwise): the fastcp binary took 1.6 s for a 1 GiB copy that `cp &&
-// sync` made in 0.9. Their gain with a warm source is 0.05-0.15 s per GiB,
-// their loss with a cold one up to 0.4 s, so by default they run only when
-// the source is in the page cache (sourceCached, asked once per file with
-// cachestat(2)): then the copy reads nothing a flush could stall. 1 GiB,
-// warm source, fastcp binaries and `cp && sync` taking turns, medians of
-// 11: without background flushes 0.779 s, with them every 128 MiB 0.726 s,
-// `cp && sync` 0.892 s. Options.FlushEvery sets the interval (or, < 0,
-// turns them off) whatever the source.
+// Window, depth and flush interval, chosen from --sync=data sweeps
+// (integration_test/durabench -sweep; figures in docs/measurements.md).
+// 32 MiB windows at depth 4 keep at most about 160 MiB of this copy dirty
+// or under writeback, within what --nocache may leave cached (256 MiB), and
+// copy_file_range's 64 MiB calls each start two windows. Background flushes
+// stall the reads of a cold source behind the device's cache flush: they
+// gain a little with a warm source and lose more with a cold one, so by
+// default they run only when the source is in the page cache
+// (sourceCached, asked once per file with cachestat(2)).
+// Options.FlushEvery sets the interval (or, < 0, turns them off) whatever
+// the source.
 const (
 	DefaultWritebackWindow = 32 << 20
 	DefaultWritebackDepth  = 4
 	// noCacheWritebackDepth is the default depth with --nocache: what the
 	// copy may hold cached at once is then at most (depth+1) windows, the
 	// copier's call not yet reported (copy_file_range: 64 MiB) and the
-	// source's readahead. With Options.Source and depth 4 a 2 GiB copy
-	// peaked at +264 MiB of Cached; depth 2 keeps it within 256 MiB.
+	// source's readahead; depth 2 keeps that within 256 MiB
+	// (docs/measurements.md).
 	noCacheWritebackDepth = 2
 	// DefaultFlushEvery is how many bytes are started between background
 	// fdatasyncs (--sync modes and --verify) when the source is not known
@@ -98,9 +75,8 @@ const cachedFlushEvery = 128 << 20
 // The writeback in flight is bounded by time as well as bytes. A fatal
 // signal removes the temporary file without flushing it, but the kernel,
 // when it frees the unlinked file at exit, still waits for every page of
-// it that is under writeback: on a device that writes 50 MiB/s, the
-// (depth+1) windows of 32 MiB the defaults allow took up to 3.2 s to
-// return after Ctrl-C. So with the default window and depth, the pipeline
+// it that is under writeback, which on a slow device took seconds after
+// Ctrl-C (docs/measurements.md). So with the default window and depth, the pipeline
 // starts small and sizes itself from the rate at which the device
 // completes the windows: at most about inflightTime of it in flight
 // (window = half of that, within [minWindow, DefaultWritebackWindow]; depth
