@@ -28,13 +28,29 @@ type Entry struct {
 // is the entry made. When the first temporary name was taken, the
 // leftovers for path are swept as Create sweeps them, and returned.
 func Replace(s *Session, path string, create, finish func(Entry) error) ([]Leftover, error) {
-	if s == nil {
-		s = NewSession()
-	}
 	dirName, base := filepath.Split(path)
 	dir, err := openDirHandle(dirName)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
+	}
+	return replaceIn(s, dir, base, create, finish)
+}
+
+// ReplaceAt is Replace for the entry name in the directory dirfd, which the
+// caller holds open (see CreateAt); shownDir names it in messages and in
+// Entry.Path.
+func ReplaceAt(s *Session, dirfd int, shownDir, name string, create, finish func(Entry) error) ([]Leftover, error) {
+	dir, name, err := entryAt(dirfd, shownDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return replaceIn(s, dir, name, create, finish)
+}
+
+// replaceIn is Replace for base in dir; it closes dir.
+func replaceIn(s *Session, dir *dirHandle, base string, create, finish func(Entry) error) ([]Leftover, error) {
+	if s == nil {
+		s = NewSession()
 	}
 	defer dir.close()
 	var swept []Leftover

@@ -265,17 +265,32 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 //
 // reached is the copy's progress, as for StartRecord.
 func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
-	if o.Session == nil {
-		o.Session = NewSession()
-	}
-	temp := FirstTemp(path)
 	dirName, base := filepath.Split(path)
-	name := filepath.Base(temp)
 	dir, err := openDirHandle(dirName)
 	if err != nil {
 		// Create reports what is wrong with the directory.
 		return nil, 0, nil
 	}
+	return continueIn(dir, base, path, id, o, reached)
+}
+
+// ContinueAt is Continue for the entry name in the directory dirfd, which
+// the caller holds open (see CreateAt).
+func ContinueAt(dirfd int, shownDir, name string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
+	dir, name, err := entryAt(dirfd, shownDir, name)
+	if err != nil {
+		return nil, 0, nil
+	}
+	return continueIn(dir, name, dir.join(name), id, o, reached)
+}
+
+// continueIn is Continue for base in dir (path names it); it owns dir.
+func continueIn(dir *dirHandle, base, path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
+	if o.Session == nil {
+		o.Session = NewSession()
+	}
+	name := filepath.Base(FirstTemp(base))
+	temp := dir.join(name)
 	var lst unix.Stat_t
 	switch err := unix.Fstatat(dir.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == unix.ENOENT:

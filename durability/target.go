@@ -166,6 +166,32 @@ func (d *Destination) Leftovers() []Leftover { return d.swept }
 // O_SYNC or O_DSYNC when o.Sync asks for them. The caller defers Abort,
 // which does nothing after Commit.
 func Create(path string, o Options) (*Destination, error) {
+	if o.InPlace {
+		return createIn(nil, path, path, o)
+	}
+	dirName, base := filepath.Split(path)
+	dir, err := openDirHandle(dirName)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
+	}
+	return createIn(dir, base, path, o)
+}
+
+// CreateAt is Create for the entry name in the directory dirfd, which the
+// caller holds open (and keeps: durability works on a duplicate of it).
+// Every call is relative to dirfd; shownDir is the directory as messages
+// and Path name it ("" for the current directory).
+func CreateAt(dirfd int, shownDir, name string, o Options) (*Destination, error) {
+	dir, name, err := entryAt(dirfd, shownDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return createIn(dir, name, dir.join(name), o)
+}
+
+// createIn opens the destination base in dir (path names it; with
+// o.InPlace, a nil dir means base is a path); it owns dir from here on.
+func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error) {
 	if o.Session == nil {
 		o.Session = NewSession()
 	}
@@ -180,18 +206,16 @@ func Create(path string, o Options) (*Destination, error) {
 		if perm == 0 {
 			perm = 0o666
 		}
-		f, err := sysx.Open(path, flags, perm) // no fcntl that could carry O_SYNC
+		f, err := openInPlace(dir, base, path, flags, perm)
 		if err != nil {
+			dir.close()
 			return nil, err
 		}
-		d.File = f
+		// In place, dir (if any) is only DEST's directory, for the
+		// directory fsync and the read-back of --verify.
+		d.File, d.dir, d.base = f, dir, base
 		o.Session.writingInPlace(d, true)
 	} else {
-		dirName, base := filepath.Split(path)
-		dir, err := openDirHandle(dirName)
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
-		}
 		f, e, lockFd, firstTaken, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
 			dir.close()
@@ -225,6 +249,20 @@ func (d *Destination) setup(o Options) {
 			d.srcSums = startSourceSums(o.Source, o.NoCache)
 		}
 	}
+}
+
+// openInPlace opens DEST itself for an in-place copy: base in dir, or the
+// path base when dir is nil, with exactly flags in one open (sysx.Open: no
+// fcntl that could carry O_SYNC); path names it in messages.
+func openInPlace(dir *dirHandle, base, path string, flags int, perm os.FileMode) (*os.File, error) {
+	if dir == nil {
+		return sysx.Open(base, flags, perm)
+	}
+	fd, err := sysx.Openat(dir.fd, base, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // syncable reports whether the destination holds data that fsync and

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -97,6 +99,60 @@ func openDirHandle(dir string) (*dirHandle, error) {
 		return nil, err
 	}
 	return &dirHandle{fd: fd, shown: dir}, nil
+}
+
+// dirHandleAt makes a handle of the directory dirfd, which the caller
+// keeps open: a duplicate of it (so the handle's close does not close the
+// caller's descriptor), named shown in messages. AT_FDCWD is the current
+// directory, opened as openDirHandle opens it.
+func dirHandleAt(dirfd int, shown string) (*dirHandle, error) {
+	if dirfd == unix.AT_FDCWD {
+		h, err := openDirHandle("")
+		if h != nil {
+			h.shown = shown
+		}
+		return h, err
+	}
+	fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &dirHandle{fd: fd, shown: shown, path: fl&unix.O_PATH != 0}, nil
+}
+
+// entryAt makes the handle of the directory that holds name (an entry of
+// dirfd, or a relative path from it: the target of a symbolic link, whose
+// directories are followed as a path's are) and returns name's last
+// component in it. Its errors are *os.PathError.
+func entryAt(dirfd int, shown, name string) (*dirHandle, string, error) {
+	sub, base := filepath.Split(name)
+	if base == "" {
+		// "" (or "dir/") names no entry to create.
+		return nil, "", &os.PathError{Op: "open", Path: filepath.Join(shown, name), Err: unix.ENOENT}
+	}
+	h, err := dirHandleAt(dirfd, shown)
+	if err != nil {
+		return nil, "", &os.PathError{Op: "open", Path: shown, Err: err}
+	}
+	if sub == "" {
+		return h, base, nil
+	}
+	defer h.close()
+	fd, err := sysx.Openat(h.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	path := false
+	if err == unix.EACCES {
+		fd, err = sysx.Openat(h.fd, sub, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		path = true
+	}
+	if err != nil {
+		return nil, "", &os.PathError{Op: "open", Path: h.join(sub), Err: err}
+	}
+	return &dirHandle{fd: fd, shown: h.join(sub), path: path}, base, nil
 }
 
 func (h *dirHandle) close() {

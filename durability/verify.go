@@ -74,6 +74,8 @@ func (d *Destination) verify(src *os.File) error {
 	dirfd, name, flags := unix.AT_FDCWD, d.Path, 0
 	if d.entry != nil {
 		dirfd, name, flags = d.dir.fd, d.entry.name, unix.O_NOFOLLOW
+	} else if d.dir != nil {
+		dirfd, name = d.dir.fd, d.base
 	}
 	if beforeVerify != nil {
 		if err := beforeVerify(dirfd, name); err != nil {
