@@ -117,10 +117,10 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 			left := session.Interrupt()
 			out.Freeze()
 			for _, k := range left.Kept {
-				out.Interrupted(cp.Shown(k.Temp), cp.Shown(k.Dest), k.Done, k.Size, k.Err)
+				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
 			}
 			for _, dest := range left.Partial {
-				out.InterruptedInPlace(cp.Shown(dest))
+				out.InterruptedInPlace(dest)
 			}
 			os.Exit(128 + int(s.(syscall.Signal)))
 		case <-done:

@@ -158,7 +158,7 @@ func (a *app) makeBackup(r *record, dst, backup string) (undo func(), err error)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
 		// a link under a temporary name renamed over it.
-		err = a.replaceEntry(r, procPath(bfd, bbase), backup, func(e durability.Entry) error {
+		err = a.replaceEntry(r, bfd, filepath.Dir(strings.TrimRight(backup, "/")), bbase, backup, func(e durability.Entry) error {
 			return unix.Linkat(dfd, base, e.Dir, e.Name, 0)
 		}, nil)
 		err = unwrapPath(err)
@@ -269,7 +269,7 @@ func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, 
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	err := a.replaceEntry(r, p.dst.at(base), dst, func(ent durability.Entry) error {
+	err := a.replaceEntry(r, p.dst.fd, p.dst.path, base, dst, func(ent durability.Entry) error {
 		if o.Symlink {
 			return unix.Symlinkat(src, ent.Dir, ent.Name)
 		}

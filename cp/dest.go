@@ -16,6 +16,11 @@ import (
 type destInfo struct {
 	st   *unix.Stat_t // nil: DEST does not exist; else DEST, or the file a symlink DEST points to
 	path string       // where to write: DEST, or that file; a path pinned to DEST's directory
+	// in and name: path is name (an entry, or a relative link target) in
+	// the open directory in, which durability then works relative to; in
+	// is nil when path is an absolute or resolved link target.
+	in   *dir
+	name string
 	// shownDir is the directory the temporary file goes into, as
 	// messages name it.
 	shownDir string
@@ -42,7 +47,7 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 	o := a.opts
 	ex := destInfo{shownDir: filepath.Dir(dst)}
 	if d.err == nil {
-		ex.path = d.at(name)
+		ex.path, ex.in, ex.name = d.at(name), d, name
 	}
 	lst, err := d.stat(name, false)
 	facts := destFacts{}
@@ -65,9 +70,9 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 			// POSIX: the file the dangling link names is created.
 			target, lerr := readlinkat(d.fd, name)
 			if lerr == nil {
-				ex.path = target
+				ex.path, ex.in = target, nil
 				if !filepath.IsAbs(target) {
-					ex.path = d.at(target)
+					ex.path, ex.in, ex.name = d.at(target), d, target
 					target = filepath.Join(filepath.Dir(dst), target)
 				}
 				// A new file, as for cp: -n and -i do not hold it back.
@@ -88,6 +93,7 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 		}
 		if err == nil {
 			ex.path, err = filepath.EvalSymlinks(ex.path)
+			ex.in = nil
 			ex.shownDir = filepath.Dir(ex.path)
 		}
 		if err != nil {

@@ -101,12 +101,12 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	if resumable {
 		reached = new(atomic.Int64)
 		var ok bool
-		if dest, start, ok = a.continueCopy(r, ex.path, dst, &before, dopts, reached); !ok {
+		if dest, start, ok = a.continueCopy(r, ex, dst, &before, dopts, reached); !ok {
 			return false
 		}
 	}
 	if dest == nil {
-		dest, err = durability.Create(ex.path, dopts)
+		dest, err = createDest(ex, dopts)
 	}
 	if err != nil {
 		if !inPlace && ex.st != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
@@ -180,7 +180,7 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 		err = sourceChanged(srcF, &before, res.Size)
 	}
 	if err == nil && !dest.InPlace() {
-		err = a.setAttrs(dest, srcF, sst, ex.st, newFile, dst)
+		err = a.setAttrs(dest, ex.path, srcF, sst, ex.st, newFile, dst)
 	}
 	if err == nil {
 		if a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
@@ -218,19 +218,24 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 // continueCopy finds the leftover of an interrupted copy to DEST that
 // --resume may continue: dest is nil when there is none (the copy starts
 // anew), ok false when the entry failed.
-func (a *app) continueCopy(r *record, path, dst string, before *unix.Stat_t, dopts durability.Options, reached *atomic.Int64) (dest *durability.Destination, start int64, ok bool) {
-	dest, start, err := durability.Continue(path, durability.IDOf(before), dopts, reached)
+func (a *app) continueCopy(r *record, ex destInfo, dst string, before *unix.Stat_t, dopts durability.Options, reached *atomic.Int64) (dest *durability.Destination, start int64, ok bool) {
+	var err error
+	if ex.in != nil && ex.in != cwd {
+		dest, start, err = durability.ContinueAt(ex.in.fd, ex.in.path, ex.name, durability.IDOf(before), dopts, reached)
+	} else {
+		dest, start, err = durability.Continue(ex.path, durability.IDOf(before), dopts, reached)
+	}
 	var live *durability.LiveError
 	var fresh *durability.FreshStart
 	switch {
 	case errors.As(err, &live):
-		r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(Shown(live.Temp))))
+		r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
 		return nil, 0, false
 	case errors.As(err, &fresh):
-		r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, Shown(fresh.Detail)))
+		r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
 	}
 	if dest != nil && a.opts.Debug {
-		r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(Shown(dest.TempPath())), start, before.Size))
+		r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(dest.TempPath()), start, before.Size))
 	}
 	return dest, start, true
 }
@@ -350,8 +355,8 @@ func pseudoFS(fsType int64) bool {
 // setAttrs gives the temporary file the attributes the result must have
 // before it is renamed into place: with -p/--preserve the source's; else a
 // new file gets the source's permissions minus the umask (as cp), and an
-// existing DEST (dst, at dest.Path) keeps its own mode and owner.
-func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sst, dst *unix.Stat_t, newFile bool, name string) error {
+// existing DEST (dst, at destPath) keeps its own mode and owner.
+func (a *app) setAttrs(dest *durability.Destination, destPath string, srcF *os.File, sst, dst *unix.Stat_t, newFile bool, name string) error {
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
@@ -369,7 +374,7 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sst, dst *un
 			// After the chown, which would drop security.capability, and
 			// before the chmod, which then adjusts an ACL's mask as it
 			// would have on DEST itself.
-			a.keepDestXattrs(t, dest.Path, dst, name)
+			a.keepDestXattrs(t, destPath, dst, name)
 			// The set-ID bits only where a write into DEST would keep
 			// them (issue 12, finding 8).
 			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
@@ -377,7 +382,7 @@ func (a *app) setAttrs(dest *durability.Destination, srcF *os.File, sst, dst *un
 			}
 		}
 	} else if !newFile {
-		a.keepDestXattrs(t, dest.Path, dst, name)
+		a.keepDestXattrs(t, destPath, dst, name)
 	}
 	if a.opts.Preserve.Any() {
 		return a.preserve(t, sst, int(srcF.Fd()), "", name)
@@ -462,7 +467,7 @@ func (a *app) makeEntryUpdate(r *record, p *dirCopy, e *entry, name, src, dst, w
 	if !ok {
 		return
 	}
-	if err := a.replaceEntry(r, p.dst.at(name), dst, create, finish); err != nil {
+	if err := a.replaceEntry(r, p.dst.fd, p.dst.path, name, dst, create, finish); err != nil {
 		undo()
 		if becameDir(err, p.dst, name) {
 			r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
@@ -487,7 +492,7 @@ func (a *app) preserveEntry(st *unix.Stat_t, srcPath, dst string, link bool) fun
 		return nil
 	}
 	return func(e durability.Entry) error {
-		return a.preserve(target{fd: -1, path: e.Path, link: link}, st, -1, srcPath, dst)
+		return a.preserve(target{fd: -1, path: procPath(e.Dir, e.Name), link: link}, st, -1, srcPath, dst)
 	}
 }
 
@@ -496,7 +501,7 @@ func (a *app) preserveEntry(st *unix.Stat_t, srcPath, dst string, link bool) fun
 // the same DEST still running, or by a file of someone else's.
 func (a *app) reportLeftovers(r *record, dst string, left []durability.Leftover) {
 	for _, l := range left {
-		shown := Shown(l.Path)
+		shown := l.Path
 		switch {
 		case l.Removed:
 			if a.opts.Verbose {
@@ -511,13 +516,31 @@ func (a *app) reportLeftovers(r *record, dst string, left []durability.Leftover)
 	}
 }
 
-// replaceEntry puts a link, FIFO or device node at path (pinned to its
-// directory: dir.at) with durability.Replace, and reports the leftovers a
-// taken first temporary name made it sweep.
-func (a *app) replaceEntry(r *record, path, dst string, create, finish func(durability.Entry) error) error {
-	left, err := durability.Replace(a.session, path, create, finish)
+// replaceEntry puts a link, FIFO or device node at name in the directory
+// dirfd (named shownDir in messages) with durability.ReplaceAt, and reports
+// the leftovers a taken first temporary name made it sweep. In the current
+// directory (AT_FDCWD) name may be a path, and durability.Replace opens its
+// directory.
+func (a *app) replaceEntry(r *record, dirfd int, shownDir, name, dst string, create, finish func(durability.Entry) error) error {
+	var left []durability.Leftover
+	var err error
+	if dirfd == unix.AT_FDCWD {
+		left, err = durability.Replace(a.session, name, create, finish)
+	} else {
+		left, err = durability.ReplaceAt(a.session, dirfd, shownDir, name, create, finish)
+	}
 	a.reportLeftovers(r, dst, left)
 	return err
+}
+
+// createDest opens DEST (ex) for writing with durability: relative to the
+// directory the walk holds, or by ex.path for an operand in the current
+// directory or a symbolic link's target.
+func createDest(ex destInfo, o durability.Options) (*durability.Destination, error) {
+	if ex.in != nil && ex.in != cwd {
+		return durability.CreateAt(ex.in.fd, ex.in.path, ex.name, o)
+	}
+	return durability.Create(ex.path, o)
 }
 
 // becameDir reports whether err is a rename that failed because DEST

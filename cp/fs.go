@@ -3,10 +3,6 @@ package cp
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -54,31 +50,7 @@ var cwd = &dir{fd: unix.AT_FDCWD}
 func newDir(fd int, path string) *dir {
 	d := &dir{fd: fd, path: path}
 	d.refs.Store(1)
-	pinned.Store(fd, path)
 	return d
-}
-
-// pinned maps the descriptors of the open directories to their names, for
-// Shown.
-var pinned sync.Map
-
-var pinnedRE = regexp.MustCompile(`/proc/self/fd/([0-9]+)/`)
-
-// Shown rewrites the names of entries pinned to a directory descriptor
-// (procPath: /proc/self/fd/N/NAME), which durability's messages and
-// records carry, into the names the user gave (DIR/NAME).
-func Shown(s string) string {
-	return pinnedRE.ReplaceAllStringFunc(s, func(m string) string {
-		fd, _ := strconv.Atoi(pinnedRE.FindStringSubmatch(m)[1])
-		if p, ok := pinned.Load(fd); ok {
-			// As durability names its entries: filepath.Join's.
-			if c := filepath.Clean(p.(string)); c != "." {
-				return strings.TrimSuffix(c, "/") + "/"
-			}
-			return ""
-		}
-		return m
-	})
 }
 
 // id is the directory's device and inode numbers.
@@ -98,7 +70,6 @@ func (d *dir) hold() { d.refs.Add(1) }
 // release closes d when nothing holds it any more.
 func (d *dir) release() {
 	if d != cwd && d.err == nil && d.refs.Add(-1) == 0 {
-		pinned.Delete(d.fd)
 		unix.Close(d.fd)
 	}
 }
