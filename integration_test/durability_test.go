@@ -209,11 +209,15 @@ func durCheckSyncCalls(t *testing.T, calls []durSyscall, mode, flush, dstDir str
 		t.Fatal("no openat of a .fastcp- temporary file in the log")
 	}
 	// DEST's directory is opened once (O_DIRECTORY), before the temporary
-	// file is created in it, relative to it.
+	// file is created in it, relative to it (or to a duplicate of that
+	// descriptor, which durability takes as its own handle).
 	dirFd, dirOpen := "", -1
 	for i, c := range calls[:openAt] {
-		if c.name == "openat" && strings.Contains(c.args, "O_DIRECTORY") && durFdPath(c.ret) == dstDir {
+		switch {
+		case c.name == "openat" && strings.Contains(c.args, "O_DIRECTORY") && durFdPath(c.ret) == dstDir:
 			dirFd, dirOpen = strings.SplitN(c.ret, "<", 2)[0], i
+		case c.name == "fcntl" && dirOpen >= 0 && strings.HasPrefix(c.args, dirFd+"<") && strings.Contains(c.args, "F_DUPFD"):
+			dirFd = strings.SplitN(c.ret, "<", 2)[0]
 		}
 	}
 	if dirOpen < 0 || !strings.HasPrefix(calls[openAt].args, dirFd+"<") {
