@@ -1,3 +1,5 @@
+//go:build fastcp_sweep
+
 package copier
 
 import (
@@ -13,7 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The sweep behind Direct's ring sizes: go test ./copier -run
+// The sweep behind Direct's ring sizes, a measurement rather than a test, so
+// it is built only with its tag: go test -tags fastcp_sweep ./copier -run
 // TestDirectSweep -direct.sweep=DIR [-direct.size=1073741824]
 // [-direct.rounds=3] (as root: caches are dropped before every run). It
 // copies a cold file in DIR with every combination and prints the medians,
