@@ -261,7 +261,7 @@ func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, 
 			fail(err)
 			return
 		}
-		p.madeEntry.Store(true)
+		p.dirSync.Added()
 		return
 	}
 	undo, ok := a.backupStep(r, dst, ex.backup)
@@ -280,7 +280,7 @@ func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, 
 		fail(unwrapPath(err))
 		return
 	}
-	p.madeEntry.Store(true)
+	p.dirSync.Added()
 }
 
 // unwrapPath is the errno inside a *os.PathError.
@@ -573,8 +573,8 @@ func (a *app) finishParents() {
 		if err := a.setDirAttrs(dc); err != nil {
 			r.fail(err.Error())
 		}
-		if d.created && a.opts.Sync != durability.SyncNone {
-			if err := durability.SyncDir(filepath.Dir(d.dst)); err != nil {
+		if d.created {
+			if err := durability.CreatedIn(a.opts.Sync, filepath.Dir(d.dst)); err != nil {
 				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
 			}
 		}

@@ -476,7 +476,7 @@ func (a *app) makeEntryUpdate(r *record, p *dirCopy, e *entry, name, src, dst, w
 		}
 		return
 	}
-	p.madeEntry.Store(true)
+	p.dirSync.Added()
 	if a.created != nil {
 		if st, err := p.dst.stat(name, false); err == nil {
 			a.noteCreated(idOf(&st))

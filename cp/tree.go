@@ -24,9 +24,9 @@ type dirCopy struct {
 	srcPath, dstPath string
 	created          bool // made by this run (or left unfinished by an interrupted one)
 	parent           *dirCopy
-	pending          atomic.Int32 // entries not done yet, +1 while the walker schedules
-	rec              *record      // the finish's record, after those of the entries
-	madeEntry        atomic.Bool  // --sync: got an entry that durability does not sync
+	pending          atomic.Int32       // entries not done yet, +1 while the walker schedules
+	rec              *record            // the finish's record, after those of the entries
+	dirSync          durability.DirSync // entries added, for durability's directory fsync
 }
 
 // copyAll copies what the plan says.
@@ -281,7 +281,7 @@ func (a *app) openDestDir(r *record, p *dirCopy, d *dirCopy, name string) bool {
 			return false
 		}
 		d.created = true
-		p.madeEntry.Store(true)
+		p.dirSync.Added()
 		if a.opts.Verbose {
 			r.out(output.Copying(src, dst))
 		}
@@ -331,11 +331,9 @@ func (a *app) finishDir(d *dirCopy) {
 			r.fail(err.Error())
 		}
 	}
-	// --sync: a copied directory's entries, and a new entry that
-	// durability did not sync itself (a directory, a link, a special
-	// file) in the directory it went into.
-	if a.opts.Sync != durability.SyncNone && d.dst.err == nil && (d.e != nil || d.madeEntry.Load()) {
-		if err := durability.SyncDirFd(d.dst.fd); err != nil {
+	// durability decides whether the directory is fsynced (--sync).
+	if d.dst.err == nil {
+		if err := d.dirSync.Finished(a.opts.Sync, d.dst.fd, d.e != nil); err != nil {
 			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(d.dst.path), errText(err)))
 		}
 	}

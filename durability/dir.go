@@ -1,10 +1,51 @@
 package durability
 
-// SyncDir makes the entries of directory dir durable: it opens dir
-// (O_DIRECTORY) and fsyncs it, as every --sync mode does for DEST's
-// directory after the rename. The recursive copy uses it for directories
-// and for entries that are not regular files (links, special files).
-func SyncDir(dir string) error { return syncDir(dir) }
+import "sync/atomic"
 
-// SyncDirFd is SyncDir for a directory the caller holds open.
-func SyncDirFd(fd int) error { return ignoringEINTR(func() error { return fsync(fd) }) }
+// When a directory is fsynced: the one rule, for every --sync mode but
+// none (which fsyncs nothing).
+//
+//   - A regular file's directory, after the rename of the temporary file
+//     over DEST (or the creation of DEST in place): Destination.Commit.
+//   - A directory of a recursive copy (made by the copy or merged into),
+//     once every entry in it is finished: its own entries, and the
+//     attributes it got last. DirSync.Finished.
+//   - Any other directory the copy wrote a new entry into that
+//     durability did not sync itself (a directory, a link, a special file
+//     in DEST's directory, a directory --parents made): when the caller
+//     finishes that directory. DirSync.Added, then DirSync.Finished.
+//
+// A device's entry in /dev does not change and its directory is not
+// fsynced. The caller only reports events (entries added, directories
+// finished); durability decides and fsyncs.
+
+// DirSync collects what happened in one directory the caller writes
+// into, for the rule above. Its zero value is a directory nothing was
+// added to. Added may be called from several goroutines.
+type DirSync struct {
+	added atomic.Bool
+}
+
+// Added reports a new entry in the directory that durability did not make
+// durable itself: a directory, a hard or symbolic link, a special file.
+func (d *DirSync) Added() { d.added.Store(true) }
+
+// Finished reports that the caller is done with the directory open as fd;
+// copied is true for a directory that is itself a copy of a source
+// directory. It fsyncs fd if the rule above asks for it in mode.
+func (d *DirSync) Finished(mode SyncMode, fd int, copied bool) error {
+	if mode == SyncNone || !(copied || d.added.Load()) {
+		return nil
+	}
+	return ignoringEINTR(func() error { return fsync(fd) })
+}
+
+// CreatedIn reports that the caller made a directory in dir (by name,
+// for --parents) and finished it: dir's new entry is made durable in
+// every mode but none.
+func CreatedIn(mode SyncMode, dir string) error {
+	if mode == SyncNone {
+		return nil
+	}
+	return syncDir(dir)
+}

@@ -413,7 +413,8 @@ func (d *Destination) Commit(src *os.File) error {
 	}
 	defer d.release()
 	// The directory entry: the rename above, or the entry an in-place
-	// copy created. A device's entry in /dev did not change.
+	// copy created. A device's entry in /dev did not change. (The rule
+	// of every directory fsync is in dir.go.)
 	if d.opts.Sync != SyncNone && d.ftype == unix.S_IFREG {
 		t := time.Now()
 		var err error
