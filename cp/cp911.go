@@ -89,37 +89,49 @@ func dirOf(path string) (fd int, base string, err error) {
 	return fd, base, nil
 }
 
-// backupName returns the name the backup of DEST (which exists) gets, as
-// gnulib's backupfile: DEST.~N~ one past the highest existing number
-// (numbered, or existing when DEST has numbered backups), else DEST with
-// the suffix.
+// backupName returns the name the backup of DEST (which exists) gets, for
+// an operand named by path (cp --force --backup f f); backupNameIn does the
+// work in the directory it opens.
 func (a *app) backupName(dst string) string {
+	fd, base, err := dirOf(dst)
+	if err != nil {
+		d := &dir{fd: -1, err: err}
+		return a.backupNameIn(d, base, dst)
+	}
+	d := newDir(fd, filepath.Dir(strings.TrimRight(dst, "/")))
+	defer d.release()
+	return a.backupNameIn(d, base, dst)
+}
+
+// backupNameIn returns the name the backup of DEST (name in d, which
+// exists; dst as messages name it) gets, as gnulib's backupfile: DEST.~N~
+// one past the highest existing number in d (numbered, or existing when
+// DEST has numbered backups), else DEST with the suffix. The backup is in
+// DEST's directory: a suffix has no slash.
+func (a *app) backupNameIn(d *dir, name, dst string) string {
 	o := a.opts
 	dst = strings.TrimRight(dst, "/")
 	simple := dst + o.BackupSuffix
 	if o.Backup == flags.BackupSimple {
 		return simple
 	}
-	dir, base := filepath.Split(dst)
-	if dir == "" {
-		dir = "."
-	}
+	base := strings.TrimRight(name, "/")
 	highest := 0
-	if f, err := openNoPoller(dir, unix.O_DIRECTORY); err == nil {
-		names, _ := f.Readdirnames(-1)
-		f.Close()
-		for _, n := range names {
-			num, ok := strings.CutPrefix(n, base+".~")
-			if !ok {
-				continue
-			}
-			num, ok = strings.CutSuffix(num, "~")
-			if !ok || num == "" || num[0] == '0' || strings.Trim(num, "0123456789") != "" {
-				continue
-			}
-			if v, err := strconv.Atoi(num); err == nil && v > highest {
-				highest = v
-			}
+	var names []string
+	if d.err == nil {
+		names, _ = d.names()
+	}
+	for _, n := range names {
+		num, ok := strings.CutPrefix(n, base+".~")
+		if !ok {
+			continue
+		}
+		num, ok = strings.CutSuffix(num, "~")
+		if !ok || num == "" || num[0] == '0' || strings.Trim(num, "0123456789") != "" {
+			continue
+		}
+		if v, err := strconv.Atoi(num); err == nil && v > highest {
+			highest = v
 		}
 	}
 	if o.Backup == flags.BackupExisting && highest == 0 {
@@ -128,60 +140,57 @@ func (a *app) backupName(dst string) string {
 	return fmt.Sprintf("%s.~%d~", dst, highest+1)
 }
 
-// backupIsSource reports whether making DEST's simple backup would
-// remove SOURCE (cp --backup=simple a~ a): cp refuses such a copy.
-func (a *app) backupIsSource(sst *unix.Stat_t, dst string) bool {
+// backupIsSource reports whether making the simple backup of DEST (name
+// in d) would remove SOURCE (cp --backup=simple a~ a): cp refuses such a
+// copy.
+func (a *app) backupIsSource(sst *unix.Stat_t, d *dir, name string) bool {
 	if a.opts.Backup == flags.BackupNumbered {
 		return false
 	}
-	var st unix.Stat_t
-	err := unix.Lstat(strings.TrimRight(dst, "/")+a.opts.BackupSuffix, &st)
+	st, err := d.stat(strings.TrimRight(name, "/")+a.opts.BackupSuffix, false)
 	return err == nil && idOf(&st) == idOf(sst)
 }
 
-// makeBackup gives the existing DEST its backup name just before the new
-// DEST replaces it: a hard link, so that DEST never disappears (cp renames
+// makeBackup gives the existing DEST (name in d) its backup name (backup,
+// as messages name it, in the same directory) just before the new DEST
+// replaces it: a hard link, so that DEST never disappears (cp renames
 // DEST away and creates a new one); where the filesystem has no hard
 // links, a rename. undo takes the backup back if the new DEST then fails.
-func (a *app) makeBackup(r *record, dst, backup string) (undo func(), err error) {
-	dfd, base, err := dirOf(dst)
-	if err != nil {
-		return nil, err
+func (a *app) makeBackup(r *record, d *dir, name, backup string) (undo func(), err error) {
+	if d.err != nil {
+		return nil, d.err
 	}
-	bfd, bbase, err := dirOf(backup)
-	if err != nil {
-		unix.Close(dfd)
-		return nil, err
-	}
-	closeBoth := func() { unix.Close(dfd); unix.Close(bfd) }
-	err = unix.Linkat(dfd, base, bfd, bbase, 0)
+	d.hold()
+	dfd, base := d.fd, strings.TrimRight(name, "/")
+	bbase := filepath.Base(strings.TrimRight(backup, "/"))
+	err = unix.Linkat(dfd, base, dfd, bbase, 0)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
 		// a link under a temporary name renamed over it.
-		err = a.replaceEntry(r, bfd, filepath.Dir(strings.TrimRight(backup, "/")), bbase, backup, func(e durability.Entry) error {
+		err = a.replaceEntry(r, dfd, filepath.Dir(strings.TrimRight(backup, "/")), bbase, backup, func(e durability.Entry) error {
 			return unix.Linkat(dfd, base, e.Dir, e.Name, 0)
 		}, nil)
 		err = unwrapPath(err)
 	}
 	switch {
 	case err == nil:
-		return func() { unix.Unlinkat(bfd, bbase, 0); closeBoth() }, nil
+		return func() { unix.Unlinkat(dfd, bbase, 0); d.release() }, nil
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EXDEV), errors.Is(err, unix.EMLINK), errors.Is(err, unix.EOPNOTSUPP):
-		if err = unix.Renameat(dfd, base, bfd, bbase); err == nil {
-			return func() { unix.Renameat(bfd, bbase, dfd, base); closeBoth() }, nil
+		if err = unix.Renameat(dfd, base, dfd, bbase); err == nil {
+			return func() { unix.Renameat(dfd, bbase, dfd, base); d.release() }, nil
 		}
 	}
-	closeBoth()
+	d.release()
 	return nil, err
 }
 
-// backupStep makes DEST's backup if one is due (backup != ""), failing
-// the entry as cp words it.
-func (a *app) backupStep(r *record, dst, backup string) (undo func(), ok bool) {
-	if backup == "" {
+// backupStep makes DEST's backup if one is due (ex.backup != ""),
+// failing the entry as cp words it.
+func (a *app) backupStep(r *record, ex *destInfo, dst string) (undo func(), ok bool) {
+	if ex.backup == "" {
 		return func() {}, true
 	}
-	undo, err := a.makeBackup(r, dst, backup)
+	undo, err := a.makeBackup(r, ex.entryDir, ex.entryName, ex.backup)
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot backup %s: %s", quote(dst), errText(err)))
 		return nil, false
@@ -216,7 +225,7 @@ func quotef(name string) string {
 // link SOURCE is followed for a hard link.
 func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, follow bool) {
 	o := a.opts
-	ex, ok := a.checkDest(r, p.dst, name, &e.st, src, dst, false)
+	ex, ok := a.checkDest(r, p.dst, name, entryAt{p.src, e.name}, &e.st, src, dst, false)
 	if !ok {
 		return
 	}
@@ -230,7 +239,7 @@ func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, 
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
-	if !o.Symlink && a.sourceThroughDest(src, &e.st, dst, ex.st, ex.backup != "") {
+	if !o.Symlink && a.sourceThroughDest(src, entryAt{p.src, e.name}, &e.st, entryAt{p.dst, name}, ex.st, ex.backup != "") {
 		r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(unix.ENOENT)))
 		return
 	}
@@ -264,7 +273,7 @@ func (a *app) linkEntry(r *record, p *dirCopy, e *entry, name, src, dst string, 
 		p.dirSync.Added()
 		return
 	}
-	undo, ok := a.backupStep(r, dst, ex.backup)
+	undo, ok := a.backupStep(r, &ex, dst)
 	if !ok {
 		return
 	}
@@ -391,16 +400,50 @@ func (a *app) derefNever() bool {
 
 func isLink(st *unix.Stat_t) bool { return isSymlink(st) }
 
-// sameName reports whether two names are one directory entry: the same
+// entryAt is an entry by its name in a directory the walk holds open:
+// for an operand, the operand as given in cwd.
+type entryAt struct {
+	d    *dir
+	name string
+}
+
+// stat is fstatat(2) of the entry, following a final symbolic link or not.
+func (e entryAt) stat(follow bool) (*unix.Stat_t, error) {
+	st, err := e.d.stat(strings.TrimRight(e.name, "/"), follow)
+	return &st, err
+}
+
+// parent is the identity of the directory the entry is in: the open
+// directory itself, or for a name with directories (an operand), the one
+// they lead to from it.
+func (e entryAt) parent() (devIno, bool) {
+	name := strings.TrimRight(e.name, "/")
+	if e.d.err != nil {
+		return devIno{}, false
+	}
+	if e.d != cwd && !strings.Contains(name, "/") {
+		var st unix.Stat_t
+		if err := unix.Fstat(e.d.fd, &st); err != nil {
+			return devIno{}, false
+		}
+		return idOf(&st), true
+	}
+	st, err := e.d.stat(filepath.Dir(name), true)
+	if err != nil {
+		return devIno{}, false
+	}
+	return idOf(&st), true
+}
+
+// sameName reports whether two entries are one directory entry: the same
 // last component in the same directory.
-func sameName(a, b string) bool {
-	a, b = strings.TrimRight(a, "/"), strings.TrimRight(b, "/")
-	if filepath.Base(a) != filepath.Base(b) {
+func sameName(a, b entryAt) bool {
+	if filepath.Base(strings.TrimRight(a.name, "/")) != filepath.Base(strings.TrimRight(b.name, "/")) {
 		return false
 	}
-	da, err1 := statPath(filepath.Dir(a), true)
-	db, err2 := statPath(filepath.Dir(b), true)
-	return err1 == nil && err2 == nil && idOf(da) == idOf(db)
+	da, ok1 := a.parent()
+	db, ok2 := b.parent()
+	return ok1 && ok2 && da == db
 }
 
 // sameFileOK is cp's same_file_ok: whether copying src (ssb, as the walk
@@ -408,7 +451,7 @@ func sameName(a, b string) bool {
 // following a symlink DEST unless it is written through) may go on
 // although both may be one file, and whether the entry is then done
 // already (done: cp -l f f, nothing to do).
-func (a *app) sameFileOK(src string, ssb *unix.Stat_t, dst string, dsb *unix.Stat_t) (ok, done bool) {
+func (a *app) sameFileOK(src entryAt, ssb *unix.Stat_t, dst entryAt, dsb *unix.Stat_t) (ok, done bool) {
 	o := a.opts
 	backup := o.Backup != flags.BackupNone
 	same := idOf(ssb) == idOf(dsb)
@@ -437,8 +480,8 @@ func (a *app) sameFileOK(src string, ssb *unix.Stat_t, dst string, dsb *unix.Sta
 		if !same {
 			return true, false
 		}
-		dl, err1 := statPath(dst, false)
-		sl, err2 := statPath(src, false)
+		dl, err1 := dst.stat(false)
+		sl, err2 := src.stat(false)
 		if err1 != nil || err2 != nil {
 			return true, false
 		}
@@ -480,12 +523,12 @@ func (a *app) sameFileOK(src string, ssb *unix.Stat_t, dst string, dsb *unix.Sta
 		ts, td := srcLink, dstLink
 		var err error
 		if isLink(srcLink) {
-			if ts, err = statPath(src, true); err != nil {
+			if ts, err = src.stat(true); err != nil {
 				return true, false
 			}
 		}
 		if isLink(dstLink) {
-			if td, err = statPath(dst, true); err != nil {
+			if td, err = dst.stat(true); err != nil {
 				return true, false
 			}
 		}
@@ -520,24 +563,38 @@ func (a *app) unlinksFirst(ssb, dsb *unix.Stat_t) bool {
 // sym2 sym with sym2 -> sym), when DEST is moved away first (removes):
 // cp renames or removes DEST and then finds no SOURCE (and puts a renamed
 // DEST back); fastcp fails the same way before touching anything.
-func (a *app) sourceThroughDest(src string, sst *unix.Stat_t, dst string, dst0 *unix.Stat_t, removes bool) bool {
+//
+// SOURCE and DEST are looked at in the directories the walk holds; the
+// links SOURCE leads to after that are followed by name, as the kernel
+// would.
+func (a *app) sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to entryAt, dst0 *unix.Stat_t, removes bool) bool {
 	if dst0 == nil || isLink(sst) || !removes {
 		return false
 	}
-	dl, err := statPath(dst, false)
+	dl, err := to.stat(false)
 	if err != nil || !isLink(dl) {
 		return false
 	}
 	p := src
-	for range 40 {
-		pl, err := statPath(p, false)
+	for i := range 40 {
+		var pl *unix.Stat_t
+		var t string
+		if i == 0 {
+			pl, err = from.stat(false)
+		} else {
+			pl, err = statPath(p, false)
+		}
 		if err != nil || !isLink(pl) {
 			return false
 		}
 		if idOf(pl) == idOf(dl) {
 			return true
 		}
-		t, err := os.Readlink(p)
+		if i == 0 {
+			t, err = readlinkat(from.d.fd, strings.TrimRight(from.name, "/"))
+		} else {
+			t, err = os.Readlink(p)
+		}
 		if err != nil {
 			return false
 		}

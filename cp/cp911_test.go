@@ -47,7 +47,13 @@ func TestMakeBackup(t *testing.T) {
 	os.WriteFile(dst, []byte("old"), 0o640)
 	os.WriteFile(bak, []byte("older"), 0o600)
 	ap := &app{opts: &flags.Options{}, session: durability.NewSession()}
-	undo, err := ap.makeBackup(&record{}, dst, bak)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDir(fd, dir)
+	defer d.release()
+	undo, err := ap.makeBackup(&record{}, d, "d", bak)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +72,40 @@ func TestMakeBackup(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "old" {
 		t.Errorf("DEST holds %q after undo", b)
+	}
+}
+
+// The backup is made in the directory the walk holds open, not in
+// whatever directory DEST's name leads to by then.
+func TestMakeBackupFollowsTheDirectoryFd(t *testing.T) {
+	top := t.TempDir()
+	dir, moved := filepath.Join(top, "dir"), filepath.Join(top, "moved")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "d"), []byte("old"), 0o640)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDir(fd, dir)
+	defer d.release()
+	// The directory is swapped for another one holding another d.
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "d"), []byte("other"), 0o640)
+	ap := &app{opts: &flags.Options{Backup: flags.BackupSimple, BackupSuffix: "~"}, session: durability.NewSession()}
+	if got := ap.backupNameIn(d, "d", filepath.Join(dir, "d")); got != filepath.Join(dir, "d~") {
+		t.Fatalf("backup name %s", got)
+	}
+	if _, err := ap.makeBackup(&record{}, d, "d", filepath.Join(dir, "d~")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(moved, "d~")); err != nil || string(b) != "old" {
+		t.Errorf("backup in the held directory: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d~")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a backup was made in the swapped-in directory: %v", err)
 	}
 }
 

@@ -27,6 +27,10 @@ type destInfo struct {
 	act      action
 	writeErr error  // why an existing regular DEST cannot be written, or nil
 	backup   string // the name DEST's backup gets (-b), "" for none
+	// entryDir and entryName: DEST's own entry, which a backup renames
+	// or links (a symbolic link DEST itself, not the file it points to).
+	entryDir  *dir
+	entryName string
 	// kept: DEST is newer and -u keeps it (for --preserve=links, the
 	// copy of its source inode is then DEST as it is).
 	kept bool
@@ -37,15 +41,15 @@ type destInfo struct {
 // (a symbolic link DEST is then written through) or makes an entry (a link
 // or a special file, renamed over DEST). It returns ok=false when the entry
 // is done (skipped or failed).
-func (a *app) checkDest(r *record, d *dir, name string, sst *unix.Stat_t, src, dst string, data bool) (destInfo, bool) {
-	return a.checkDestUpdate(r, d, name, sst, src, dst, data, a.opts.Update)
+func (a *app) checkDest(r *record, d *dir, name string, from entryAt, sst *unix.Stat_t, src, dst string, data bool) (destInfo, bool) {
+	return a.checkDestUpdate(r, d, name, from, sst, src, dst, data, a.opts.Update)
 }
 
 // checkDestUpdate is checkDest with -u given or not: a further name of an
 // inode already copied is linked whatever -u says, as with cp.
-func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, src, dst string, data, update bool) (destInfo, bool) {
+func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst *unix.Stat_t, src, dst string, data, update bool) (destInfo, bool) {
 	o := a.opts
-	ex := destInfo{shownDir: filepath.Dir(dst)}
+	ex := destInfo{shownDir: filepath.Dir(dst), entryDir: d, entryName: name}
 	if d.err == nil {
 		ex.path, ex.in, ex.name = d.at(name), d, name
 	}
@@ -115,7 +119,7 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return ex, false
 	}
-	if ok, done := a.sameFileOK(src, sst, dst, ex.st); !ok {
+	if ok, done := a.sameFileOK(from, sst, entryAt{d, name}, ex.st); !ok {
 		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
 		return ex, false
 	} else if done {
@@ -172,11 +176,11 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, sst *unix.Stat_t, 
 		if o.Backup == flags.BackupNone {
 			return ex, true
 		}
-		if a.backupIsSource(sst, dst) {
+		if a.backupIsSource(sst, d, name) {
 			r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(dst), quote(src)))
 			return ex, false
 		}
-		ex.backup = a.backupName(dst)
+		ex.backup = a.backupNameIn(d, name, dst)
 		return ex, true
 	}
 	return ex, false

@@ -28,7 +28,7 @@ var copyData = copier.Copy
 func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) bool {
 	o := a.opts
 	sst := &e.st
-	ex, ok := a.checkDest(r, p.dst, name, sst, src, dst, true)
+	ex, ok := a.checkDest(r, p.dst, name, entryAt{p.src, e.name}, sst, src, dst, true)
 	if !ok {
 		return ex.kept
 	}
@@ -51,7 +51,7 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	if o.Verbose {
 		r.out(copyingLine(src, dst, ex.backup))
 	}
-	if a.sourceThroughDest(src, sst, dst, ex.st, ex.backup != "" || ex.st != nil && a.unlinksFirst(sst, ex.st)) {
+	if a.sourceThroughDest(src, entryAt{p.src, e.name}, sst, entryAt{p.dst, name}, ex.st, ex.backup != "" || ex.st != nil && a.unlinksFirst(sst, ex.st)) {
 		r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(src), errText(unix.ENOENT)))
 		return false
 	}
@@ -187,7 +187,7 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 			// Honest: the bytes are copied, the flush is what takes time now.
 			a.progress.Describe("flushing " + quote(dst))
 		}
-		undo, ok := a.backupStep(r, dst, ex.backup)
+		undo, ok := a.backupStep(r, &ex, dst)
 		if !ok {
 			dest.Abort()
 			return false
@@ -395,7 +395,7 @@ func (a *app) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 func (a *app) copySymlink(r *record, p *dirCopy, e *entry, name, src, dst string) {
 	link, err := readlinkat(p.src.fd, e.name)
 	if err != nil {
-		if _, ok := a.checkDest(r, p.dst, name, &e.st, src, dst, false); ok {
+		if _, ok := a.checkDest(r, p.dst, name, entryAt{p.src, e.name}, &e.st, src, dst, false); ok {
 			r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(src), errText(err)))
 		}
 		return
@@ -447,7 +447,7 @@ func (a *app) makeEntry(r *record, p *dirCopy, e *entry, name, src, dst, what st
 
 // makeEntryUpdate is makeEntry with -u given or not (checkDestUpdate).
 func (a *app) makeEntryUpdate(r *record, p *dirCopy, e *entry, name, src, dst, what string, update bool, create, finish func(durability.Entry) error) {
-	ex, ok := a.checkDestUpdate(r, p.dst, name, &e.st, src, dst, false, update)
+	ex, ok := a.checkDestUpdate(r, p.dst, name, entryAt{p.src, e.name}, &e.st, src, dst, false, update)
 	if !ok {
 		return
 	}
@@ -463,7 +463,7 @@ func (a *app) makeEntryUpdate(r *record, p *dirCopy, e *entry, name, src, dst, w
 		r.fail(output.EntryError(what, dst, p.dst.err))
 		return
 	}
-	undo, ok := a.backupStep(r, dst, ex.backup)
+	undo, ok := a.backupStep(r, &ex, dst)
 	if !ok {
 		return
 	}
