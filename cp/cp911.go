@@ -314,7 +314,8 @@ func inCurrentDir(dst string) bool {
 }
 
 // parentsDest makes the directories --parents puts above SOURCE under
-// target (target/a and target/a/b for a/b/f), and returns DEST.
+// target (target/a and target/a/b for a/b/f), and returns DEST. Each one
+// is looked at and made in the one above it, which the walk holds open.
 func (a *app) parentsDest(src, target string) (string, bool) {
 	rel := strings.TrimLeft(src, "/")
 	dst := joinPath(target, rel)
@@ -323,6 +324,12 @@ func (a *app) parentsDest(src, target string) (string, bool) {
 	if strings.HasPrefix(src, "/") {
 		srcDir = "/"
 	}
+	top := dstDir
+	if top == "" {
+		top = "/"
+	}
+	cur := openOperandDir(top)
+	defer func() { cur.release() }()
 	for _, c := range comps[:len(comps)-1] {
 		if c == "" {
 			continue
@@ -334,18 +341,40 @@ func (a *app) parentsDest(src, target string) (string, bool) {
 		}
 		dstDir += "/" + c
 		r := a.seq.open()
-		ok := a.parentDir(r, srcDir, dstDir)
+		next, ok := a.parentDir(r, srcDir, cur, c, dstDir)
 		a.seq.close(r)
 		if !ok {
 			return "", false
 		}
+		cur.release()
+		cur = next
 	}
 	return dst, true
 }
 
-// parentDir makes one directory of --parents, as a copy of srcDir whose
-// attributes are set at the end, like the directories of -r.
-func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
+// openDirIn opens the directory name in d (following a symbolic link only
+// when follow), O_PATH when it cannot be read, as for an operand's DEST
+// directory.
+func openDirIn(d *dir, name, shown string, follow bool) (*dir, error) {
+	flags := unix.O_DIRECTORY
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_NOCTTY|flags, 0)
+	if err == unix.EACCES {
+		fd, err = openat(d.fd, name, unix.O_PATH|flags, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newDir(fd, shown), nil
+}
+
+// parentDir makes one directory of --parents, base in the directory in
+// (dstDir as messages name it), as a copy of srcDir whose attributes are
+// set at the end, like the directories of -r. It returns the directory,
+// open.
+func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) (*dir, bool) {
 	var sst unix.Stat_t
 	err := unix.Stat(srcDir, &sst)
 	if err == nil && !isDir(&sst) {
@@ -353,42 +382,48 @@ func (a *app) parentDir(r *record, srcDir, dstDir string) bool {
 	}
 	if err != nil {
 		r.fail(fmt.Sprintf("failed to get attributes of %s: %s", quote(srcDir), errText(unwrapPath(err))))
-		return false
+		return nil, false
 	}
-	// In the directory above, which the previous step made or found:
-	// fstatat (following, as cp's stat: a symlink to a directory in DEST
-	// will do) and mkdirat.
-	pfd, base, err := dirOf(dstDir)
-	if err != nil {
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(unwrapPath(err))))
-		return false
-	}
-	defer unix.Close(pfd)
-	var st unix.Stat_t
-	err = unix.Fstatat(pfd, base, &st, 0)
+	// fstatat following, as cp's stat: a symlink to a directory in DEST
+	// will do.
+	st, err := in.stat(base, true)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		if a.opts.Preserve.Any() {
-			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst})
+		d, err := openDirIn(in, base, dstDir, true)
+		if err != nil {
+			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+			return nil, false
 		}
-		return true
+		if a.opts.Preserve.Any() {
+			d.hold()
+			in.hold()
+			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in})
+		}
+		return d, true
 	case err == nil:
 		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
-		return false
+		return nil, false
 	case err != unix.ENOENT:
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
-		return false
+		return nil, false
 	}
-	if err := unix.Mkdirat(pfd, base, 0o700); err != nil {
+	if err := in.mkdir(base); err != nil {
 		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
-		return false
+		return nil, false
 	}
-	a.session.DirCreated(procPath(pfd, base))
-	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true})
+	d, err := openDirIn(in, base, dstDir, false)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+		return nil, false
+	}
+	a.session.DirCreated(procPath(in.fd, base))
+	d.hold()
+	in.hold()
+	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
 	if a.opts.Verbose {
 		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
 	}
-	return true
+	return d, true
 }
 
 // derefNever is cp's x->dereference == DEREF_NEVER: symbolic links in
@@ -607,35 +642,34 @@ func (a *app) sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to e
 }
 
 // parentDone is a directory --parents made or went through, whose
-// attributes are set once everything is copied.
+// attributes are set once everything is copied: dir, held open, in the
+// directory in.
 type parentDone struct {
 	src, dst string
 	st       unix.Stat_t
 	created  bool
+	dir, in  *dir
 }
 
 // finishParents gives the directories of --parents their attributes,
-// deepest first, and makes their new entries durable with --sync.
+// deepest first, and reports a new one to durability (--sync).
 func (a *app) finishParents() {
 	for i := len(a.parentDirs) - 1; i >= 0; i-- {
 		d := a.parentDirs[i]
 		r := a.seq.open()
-		dd := openOperandDir(d.dst)
-		if dd.err != nil {
-			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(d.dst), errText(dd.err)))
-			a.seq.close(r)
-			continue
-		}
-		dc := &dirCopy{src: cwd, dst: dd, e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
+		dc := &dirCopy{src: cwd, dst: d.dir, e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
 		if err := a.setDirAttrs(dc); err != nil {
 			r.fail(err.Error())
 		}
+		var in durability.DirSync
 		if d.created {
-			if err := durability.CreatedIn(a.opts.Sync, filepath.Dir(d.dst)); err != nil {
-				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
-			}
+			in.Added()
 		}
-		dd.release()
+		if err := in.Finished(a.opts.Sync, d.in.fd, false); err != nil {
+			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
+		}
+		d.dir.release()
+		d.in.release()
 		a.seq.close(r)
 	}
 }

@@ -39,13 +39,3 @@ func (d *DirSync) Finished(mode SyncMode, fd int, copied bool) error {
 	}
 	return ignoringEINTR(func() error { return fsync(fd) })
 }
-
-// CreatedIn reports that the caller made a directory in dir (by name,
-// for --parents) and finished it: dir's new entry is made durable in
-// every mode but none.
-func CreatedIn(mode SyncMode, dir string) error {
-	if mode == SyncNone {
-		return nil
-	}
-	return syncDir(dir)
-}
