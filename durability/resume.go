@@ -397,7 +397,7 @@ func continueIn(dir *dirHandle, base, path string, id SourceID, o Options, reach
 	e, _ := o.Session.create(dir, name, func() (identity, error) { return identityOf(&st), nil })
 	d := &Destination{Path: path, File: os.NewFile(uintptr(fd), temp), temp: temp,
 		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd}
-	d.setup(o)
+	d.setup(o, nil)
 	if err := d.startRecord(r, reached); err != nil {
 		d.Abort()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}

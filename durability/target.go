@@ -197,6 +197,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 	}
 	flags := o.Sync.OpenFlags()
 	d := &Destination{Path: path, session: o.Session, lockFd: -1}
+	var st *unix.Stat_t // the new temporary file's, from its create
 	if o.InPlace {
 		flags |= os.O_WRONLY | os.O_CREATE
 		if o.Truncate {
@@ -216,31 +217,38 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		d.File, d.dir, d.base = f, dir, base
 		o.Session.writingInPlace(d, true)
 	} else {
-		f, e, lockFd, firstTaken, err := createTempFile(o.Session, dir, base, flags)
+		f, e, lockFd, firstTaken, tst, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
 			dir.close()
 			return nil, err
 		}
 		d.File, d.temp, d.dir, d.base, d.entry, d.lockFd = f, e.path(), dir, base, e, lockFd
+		st = tst
 		if firstTaken {
 			// By a leftover of an interrupted copy, or by a copy to
 			// the same DEST still running.
 			d.swept = o.Session.sweep(dir, base, e.name)
 		}
 	}
-	d.setup(o)
+	d.setup(o, st)
 	return d, nil
 }
 
-// setup readies a Destination whose File is open: its stat, the writeback
-// pipeline, the source's checksums for --verify.
-func (d *Destination) setup(o Options) {
+// setup readies a Destination whose File is open: its stat (st, when the
+// caller already made one since the open; else an fstat now), the
+// writeback pipeline, the source's checksums for --verify.
+func (d *Destination) setup(o Options, st *unix.Stat_t) {
 	d.opts = o
 	d.fd = int(d.File.Fd())
-	var st unix.Stat_t
-	if err := unix.Fstat(d.fd, &st); err == nil {
+	if st == nil {
+		st = new(unix.Stat_t)
+		if err := unix.Fstat(d.fd, st); err != nil {
+			st = nil
+		}
+	}
+	if st != nil {
 		d.ftype = st.Mode & unix.S_IFMT
-		d.Stat = &st
+		d.Stat = st
 	}
 	d.wb.init(d, o)
 	if o.Verify && o.Source != nil && d.syncable() {

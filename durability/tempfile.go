@@ -234,34 +234,35 @@ func (e *tempEntry) renameOver(target string) error {
 // (FirstTemp's first), locked, checked and marked. It reports whether the
 // first name was taken, which means a leftover may be there. The entry is
 // registered with s before the create returns, under s's lock, so a signal
-// cannot leave it behind.
-func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, err error) {
+// cannot leave it behind. st is the new file's fstat, made right after the
+// create (for its identity), which the Destination keeps as its Stat.
+func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
 		var fd int
+		st = new(unix.Stat_t)
 		e, err = s.create(dir, name, func() (identity, error) {
 			var err error
 			fd, err = openat(dir.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
 			if err != nil {
 				return identity{}, err
 			}
-			var st unix.Stat_t
-			if err := unix.Fstat(fd, &st); err != nil {
+			if err := unix.Fstat(fd, st); err != nil {
 				unix.Close(fd)
 				// Created a moment ago under O_EXCL: nobody else could
 				// have had the name in between.
 				unlinkat(dir.fd, name, 0)
 				return identity{}, err
 			}
-			return identityOf(&st), nil
+			return identityOf(st), nil
 		})
 		if err == unix.EEXIST {
 			firstTaken = true
 			continue
 		}
 		if err != nil {
-			return nil, nil, -1, firstTaken, &os.PathError{Op: "open", Path: dir.join(name), Err: err}
+			return nil, nil, -1, firstTaken, nil, &os.PathError{Op: "open", Path: dir.join(name), Err: err}
 		}
 		lockFd = lockTempFd(fd)
 		if !entryIs(dir.fd, name, e.id) {
@@ -279,7 +280,7 @@ func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.F
 		// unmarked: a later sweep then cannot prove it is a leftover and
 		// only warns about it.
 		_ = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
-		return os.NewFile(uintptr(fd), dir.join(name)), e, lockFd, firstTaken, nil
+		return os.NewFile(uintptr(fd), dir.join(name)), e, lockFd, firstTaken, st, nil
 	}
 }
 
