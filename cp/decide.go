@@ -4,21 +4,11 @@ package cp
 // what DEST is and the options alone. It is the one place that says when a
 // DEST is skipped, refused, replaced, written in place or made anew; the
 // callers gather the facts (a stat, an access check) and carry the
-// decision out.
+// decision out. Whether the data then goes into DEST itself or into a
+// temporary file renamed over it is durability's in-place rule
+// (durability.WritesInPlace), which decide asks.
 
-// destKind is what an existing DEST is. For a copy of data, a symbolic link
-// DEST is written through, so its kind is that of the file it points to.
-type destKind int
-
-const (
-	destNone    destKind = iota // no DEST
-	destRegular                 // a regular file
-	destDir                     // a directory
-	destSymlink                 // a symbolic link (replaced, not followed)
-	destDevice                  // a block or character device
-	destFIFO                    // a FIFO (or a socket)
-	destPseudo                  // a file of /proc or /sys: no temporary file can go beside it
-)
+import "fastcp/durability"
 
 // action is what becomes of DEST.
 type action int
@@ -40,7 +30,7 @@ const (
 
 // destFacts is what the caller found out about DEST.
 type destFacts struct {
-	kind destKind
+	kind durability.Kind
 	// notNewer: SOURCE is not newer than DEST (-u skips it).
 	notNewer bool
 	// unwritable: a regular DEST the user may not write; immutable: one
@@ -76,9 +66,9 @@ type decision struct {
 // decide applies cp's rules, in cp's order, to an existing DEST.
 func decide(f destFacts, o decideOpts) decision {
 	switch {
-	case f.kind == destNone:
+	case f.kind == durability.KindNone:
 		return decision{act: actNew}
-	case f.kind == destDir:
+	case f.kind == durability.KindDir:
 		return decision{act: actFailIsDir}
 	case o.noClobber:
 		return decision{act: actSkip}
@@ -90,7 +80,7 @@ func decide(f destFacts, o decideOpts) decision {
 		return decision{act: actFailThroughLink}
 	case f.justCreated:
 		return decision{act: actFailJustCreated}
-	case o.resumeTree && o.data && f.complete && f.kind == destRegular:
+	case o.resumeTree && o.data && f.complete && f.kind == durability.KindRegular:
 		// Copied by the interrupted run this one continues: no question,
 		// no copy.
 		return decision{act: actSkipComplete}
@@ -102,13 +92,11 @@ func decide(f destFacts, o decideOpts) decision {
 		d.act = actReplace
 	case o.removeDestination, o.backup:
 		d.act = actReplaceAsNew
-	case f.kind == destDevice, f.kind == destFIFO, f.kind == destPseudo:
-		d.act = actInPlace
-	case f.kind == destSymlink:
+	case f.kind == durability.KindSymlink:
 		// A link that is not written through (a loop under -f): the
 		// link itself is replaced by a new file.
 		d.act = actReplaceAsNew
-	case o.inPlace:
+	case durability.WritesInPlace(f.kind, o.inPlace):
 		d.act = actInPlace
 	case f.unwritable && o.force && f.immutable:
 		d.act = actFailImmutable

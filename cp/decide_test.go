@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"fastcp/durability"
 )
 
 // The rule table of cp's treatment of an existing DEST, in cp's order of
@@ -41,17 +43,17 @@ var ruleTable = []struct {
 }
 
 var factsOf = map[string]destFacts{
-	"none":   {kind: destNone},
-	"reg":    {kind: destRegular},
-	"unw":    {kind: destRegular, unwritable: true},
-	"imm":    {kind: destRegular, unwritable: true, immutable: true},
-	"dir":    {kind: destDir},
-	"link":   {kind: destSymlink},
-	"dev":    {kind: destDevice},
-	"fifo":   {kind: destFIFO},
-	"pseudo": {kind: destPseudo},
-	"jreg":   {kind: destRegular, justCreated: true},
-	"jlink":  {kind: destSymlink, justCreated: true, throughLink: true},
+	"none":   {kind: durability.KindNone},
+	"reg":    {kind: durability.KindRegular},
+	"unw":    {kind: durability.KindRegular, unwritable: true},
+	"imm":    {kind: durability.KindRegular, unwritable: true, immutable: true},
+	"dir":    {kind: durability.KindDir},
+	"link":   {kind: durability.KindSymlink},
+	"dev":    {kind: durability.KindDevice},
+	"fifo":   {kind: durability.KindFIFO},
+	"pseudo": {kind: durability.KindPseudo},
+	"jreg":   {kind: durability.KindRegular, justCreated: true},
+	"jlink":  {kind: durability.KindSymlink, justCreated: true, throughLink: true},
 }
 
 func TestDecideEveryCombination(t *testing.T) {
@@ -82,7 +84,7 @@ func TestDecideEveryCombination(t *testing.T) {
 		t.Errorf("%d cases", n)
 	}
 	// -u with a SOURCE newer than DEST decides as without -u.
-	if d := decide(destFacts{kind: destRegular}, decideOpts{update: true, data: true}); d.act != actReplace {
+	if d := decide(destFacts{kind: durability.KindRegular}, decideOpts{update: true, data: true}); d.act != actReplace {
 		t.Errorf("-u, newer SOURCE: %v", d.act)
 	}
 }
@@ -128,16 +130,16 @@ func TestDecideResumeComplete(t *testing.T) {
 		o    decideOpts
 		want action
 	}{
-		{"complete", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
-		{"complete, -i", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, interactive: true}, actSkipComplete},
-		{"complete, unwritable", destFacts{kind: destRegular, complete: true, unwritable: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
-		{"complete, --backup", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, backup: true}, actSkipComplete},
-		{"complete, -n", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true, data: true, noClobber: true}, actSkip},
-		{"complete, just created", destFacts{kind: destRegular, complete: true, justCreated: true}, decideOpts{resumeTree: true, data: true}, actFailJustCreated},
-		{"not complete", destFacts{kind: destRegular}, decideOpts{resumeTree: true, data: true}, actReplace},
-		{"complete, no --resume", destFacts{kind: destRegular, complete: true}, decideOpts{data: true}, actReplace},
-		{"complete, a link made", destFacts{kind: destRegular, complete: true}, decideOpts{resumeTree: true}, actReplace},
-		{"a directory", destFacts{kind: destDir, complete: true}, decideOpts{resumeTree: true, data: true}, actFailIsDir},
+		{"complete", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
+		{"complete, -i", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{resumeTree: true, data: true, interactive: true}, actSkipComplete},
+		{"complete, unwritable", destFacts{kind: durability.KindRegular, complete: true, unwritable: true}, decideOpts{resumeTree: true, data: true}, actSkipComplete},
+		{"complete, --backup", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{resumeTree: true, data: true, backup: true}, actSkipComplete},
+		{"complete, -n", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{resumeTree: true, data: true, noClobber: true}, actSkip},
+		{"complete, just created", destFacts{kind: durability.KindRegular, complete: true, justCreated: true}, decideOpts{resumeTree: true, data: true}, actFailJustCreated},
+		{"not complete", destFacts{kind: durability.KindRegular}, decideOpts{resumeTree: true, data: true}, actReplace},
+		{"complete, no --resume", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{data: true}, actReplace},
+		{"complete, a link made", destFacts{kind: durability.KindRegular, complete: true}, decideOpts{resumeTree: true}, actReplace},
+		{"a directory", destFacts{kind: durability.KindDir, complete: true}, decideOpts{resumeTree: true, data: true}, actFailIsDir},
 	}
 	for _, tt := range tests {
 		if got := decide(tt.f, tt.o); got.act != tt.want || (got.act == actSkipComplete && got.ask) {

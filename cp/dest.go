@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"fastcp/durability"
 	"fastcp/flags"
 
 	"golang.org/x/sys/unix"
@@ -125,9 +126,9 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 	} else if done {
 		return ex, false
 	}
-	facts.kind = kindOf(ex.st, d)
+	facts.kind = durability.KindOf(ex.st, d.pseudo())
 	facts.notNewer = !timeAfter(sst.Mtim, ex.st.Mtim)
-	if facts.kind == destRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
+	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
 		// cp opens an existing DEST for writing: without write
 		// permission it fails, unless -f lets it remove DEST and start
 		// anew. An immutable DEST (EPERM) can be neither.
@@ -184,24 +185,6 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		return ex, true
 	}
 	return ex, false
-}
-
-// kindOf classifies an existing DEST in d.
-func kindOf(st *unix.Stat_t, d *dir) destKind {
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		if d.pseudo() {
-			return destPseudo
-		}
-		return destRegular
-	case unix.S_IFDIR:
-		return destDir
-	case unix.S_IFLNK:
-		return destSymlink
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return destDevice
-	}
-	return destFIFO
 }
 
 func timeAfter(a, b unix.Timespec) bool {

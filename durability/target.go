@@ -1,6 +1,7 @@
 // Package durability decides how a destination comes into being and when it
 // is safe: a temporary file beside DEST renamed over it only after the copy
-// succeeded (or DEST itself for --inplace, devices and FIFOs), O_SYNC or
+// succeeded (or DEST itself where the in-place rule, WritesInPlace, says
+// so: --inplace, devices, FIFOs, /proc and /sys files), O_SYNC or
 // O_DSYNC set in the open call, writeback started behind the copy, the
 // --sync flush, the read-back of --verify, the directory fsync, drop-behind
 // for --nocache, and the cleanup of temporary files on errors and fatal
@@ -45,7 +46,8 @@ const maxTempBase = 200
 
 // Options say how a destination is opened and committed.
 type Options struct {
-	// InPlace writes into Path itself: for --inplace, devices and FIFOs.
+	// InPlace writes into Path itself, where WritesInPlace says so
+	// (--inplace, devices, FIFOs, /proc and /sys files).
 	InPlace bool
 	// Truncate, with InPlace, truncates a regular file first (O_TRUNC).
 	Truncate bool
