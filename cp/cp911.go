@@ -416,7 +416,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
 		return nil, false
 	}
-	a.session.DirCreated(procPath(in.fd, base))
+	a.session.DirCreated(d.fd)
 	d.hold()
 	in.hold()
 	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})

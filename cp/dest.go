@@ -132,7 +132,11 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		// cp opens an existing DEST for writing: without write
 		// permission it fails, unless -f lets it remove DEST and start
 		// anew. An immutable DEST (EPERM) can be neither.
-		ex.writeErr = writable(ex.path)
+		if ex.in != nil {
+			ex.writeErr = writable(ex.in.fd, ex.name)
+		} else {
+			ex.writeErr = writable(unix.AT_FDCWD, ex.path)
+		}
 		facts.unwritable = ex.writeErr != nil
 		facts.immutable = errors.Is(ex.writeErr, unix.EPERM)
 	}
@@ -205,21 +209,21 @@ func (a *app) overwriteQuestion(ex destInfo, f destFacts, dst string) string {
 	return fmt.Sprintf("overwrite %s? ", quote(dst))
 }
 
-// writable reports whether the effective user may write path, as the
+// writable reports whether the effective user may write name in dirfd, as the
 // kernel decides: nil, or EACCES, EROFS, ETXTBSY, or EPERM for an immutable
 // file. x/sys/unix's Faccessat with AT_EACCESS takes an EPERM from
 // faccessat2(2) for a seccomp filter that does not know the call and
 // emulates the check, and its emulation lets root write anything, immutable
 // files included; so an EPERM is asked again of plain faccessat(2), which
 // every filter allows, when it checks the same IDs.
-func writable(path string) error {
-	err := ignoringEINTR(func() error { return unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) })
+func writable(dirfd int, name string) error {
+	err := ignoringEINTR(func() error { return unix.Faccessat2(dirfd, name, unix.W_OK, unix.AT_EACCESS) })
 	switch {
 	case err == unix.ENOSYS:
 		// Before Linux 5.8: x/sys's emulation is all there is.
-		return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
+		return unix.Faccessat(dirfd, name, unix.W_OK, unix.AT_EACCESS)
 	case err == unix.EPERM && os.Getuid() == os.Geteuid() && os.Getgid() == os.Getegid():
-		return ignoringEINTR(func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, 0) })
+		return ignoringEINTR(func() error { return unix.Faccessat(dirfd, name, unix.W_OK, 0) })
 	}
 	return err
 }

@@ -299,7 +299,7 @@ func (a *app) openDestDir(r *record, p *dirCopy, d *dirCopy, name string) bool {
 		// The mark says so to a later run, should this one be
 		// interrupted; and nothing can be left over in it.
 		markUnfinished(dd.fd)
-		a.session.DirCreated(dd.at(""))
+		a.session.DirCreated(dd.fd)
 	} else {
 		d.created = unfinished(dd.fd)
 	}

@@ -279,7 +279,12 @@ func TestSweep(t *testing.T) {
 func TestDirCreatedIsNotSwept(t *testing.T) {
 	dir := t.TempDir()
 	s := NewSession()
-	s.DirCreated(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DirCreated(fd)
+	unix.Close(fd)
 	first := FirstTemp(filepath.Join(dir, "dst"))
 	if err := os.WriteFile(first, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -173,11 +173,11 @@ func (s *Session) Interrupt() Interrupted {
 	return r
 }
 
-// DirCreated tells the session that this run created the directory at
-// path: nothing can be left over in it, and the sweep need not list it.
-func (s *Session) DirCreated(path string) {
+// DirCreated tells the session that this run created the directory open
+// as dirfd: nothing can be left over in it, and the sweep need not list it.
+func (s *Session) DirCreated(dirfd int) {
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
+	if err := unix.Fstat(dirfd, &st); err != nil {
 		return
 	}
 	s.dirsMu.Lock()
