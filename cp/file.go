@@ -95,6 +95,7 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	// --resume: continue the leftover of an interrupted copy, if there is
 	// one that may be, else start anew and record checkpoints.
 	resumable := o.Resume && !inPlace && isRegular(&before)
+	dopts.Named = resumable // the record needs a name
 	var reached *atomic.Int64
 	var start int64
 	var dest *durability.Destination

@@ -46,7 +46,7 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			d, err := CreateAt(fd, "shown", name, Options{InPlace: inPlace, Sync: SyncData, Verify: true})
+			d, err := CreateAt(fd, "shown", name, Options{InPlace: inPlace, Named: true, Sync: SyncData, Verify: true})
 			if err != nil {
 				t.Fatalf("CreateAt(%q, inplace=%v): %v", name, inPlace, err)
 			}

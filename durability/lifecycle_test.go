@@ -45,7 +45,7 @@ func ino(t *testing.T, p string) uint64 {
 // once it is renamed into place.
 func TestTempFileMarkedWhileWritten(t *testing.T) {
 	dir, dest, src := setup(t, []byte("new"))
-	d, err := Create(dest, Options{})
+	d, err := Create(dest, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestTempFileBelongsToItsInode(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			dir, dest, src := setup(t, []byte("new"))
 			s := NewSession()
-			d, err := Create(dest, Options{Session: s})
+			d, err := Create(dest, Options{Session: s, Named: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Abort()
-	if d.TempPath() == dead || !IsTempFor(filepath.Base(d.TempPath()), "dst") {
+	if d.Unnamed() && d.TempPath() != "" || !d.Unnamed() && (d.TempPath() == dead || !IsTempFor(filepath.Base(d.TempPath()), "dst")) {
 		t.Fatalf("temporary file %s", d.TempPath())
 	}
 	var got []string

@@ -155,7 +155,10 @@ func (d *Destination) StartRecord(id SourceID, reached *atomic.Int64) error {
 }
 
 func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
-	if d.entry == nil {
+	switch {
+	case d.unnamed:
+		return errors.New("an unnamed temporary file cannot be resumed (Options.Named)")
+	case d.entry == nil:
 		return errors.New("an in-place destination cannot be resumed")
 	}
 	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)

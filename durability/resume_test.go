@@ -47,7 +47,7 @@ func TestStartRecordWithoutUserXattrs(t *testing.T) {
 	old := fsetxattr
 	fsetxattr = func(int, string, []byte, int) error { return unix.ENOTSUP }
 	t.Cleanup(func() { fsetxattr = old })
-	d, err := Create(filepath.Join(dir, "dst"), Options{})
+	d, err := Create(filepath.Join(dir, "dst"), Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
 	id := srcID(t, dir, 8<<20)
-	d, err := Create(dst, Options{})
+	d, err := Create(dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Fatalf("the leftover of a changed source is still there: %v", err)
 	}
 	// Again, this time resumed.
-	d, err = Create(dst, Options{})
+	d, err = Create(dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	dir := t.TempDir()
 	id := srcID(t, dir, 1<<20)
 	s := NewSession()
-	keep, err := Create(filepath.Join(dir, "a"), Options{Session: s})
+	keep, err := Create(filepath.Join(dir, "a"), Options{Session: s, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	}
 	keep.File.Write(make([]byte, 4096))
 	reached.Store(4096)
-	plain, err := Create(filepath.Join(dir, "b"), Options{Session: s})
+	plain, err := Create(filepath.Join(dir, "b"), Options{Session: s, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	// Verify makes Commit read the destination back past the page cache
 	// and compare its checksum with the source's before the rename.
 	Verify bool
+	// Named gives the temporary file its name from the start instead of
+	// making an unnamed (O_TMPFILE) one: a copy that will be recorded
+	// (StartRecord, for --resume) needs it.
+	Named bool
 
 	// Session is the run's set of destinations being written, which a
 	// fatal signal removes (Session.Interrupt); nil: a session of this
@@ -91,8 +95,12 @@ type Destination struct {
 	// Stat is the fstat of File made when it was opened (nil if that
 	// failed), for the copier, which would otherwise make the same call.
 	Stat *unix.Stat_t
-	temp string // the temporary file's path; "" when writing in place
+	temp string // the temporary file's path; "" when in place, or while it has no name
 	done bool
+	// inPlace: File is DEST itself. unnamed: File is an O_TMPFILE file,
+	// which Commit links in under a temporary name; id is its identity.
+	inPlace, unnamed bool
+	id               identity
 
 	session *Session
 	dir     *dirHandle // DEST's directory; nil when writing in place
@@ -152,10 +160,15 @@ func (d *Destination) Stats() Stats {
 }
 
 // InPlace reports whether the copy writes into Path itself.
-func (d *Destination) InPlace() bool { return d.temp == "" }
+func (d *Destination) InPlace() bool { return d.inPlace }
 
-// TempPath returns the temporary file's path ("" when in place).
+// TempPath returns the temporary file's path: "" when in place, and for an
+// unnamed (O_TMPFILE) file until Commit links it in.
 func (d *Destination) TempPath() string { return d.temp }
+
+// Unnamed reports whether the temporary file is an O_TMPFILE file that has
+// no name until Commit (see tempfile.go).
+func (d *Destination) Unnamed() bool { return d.unnamed }
 
 // Leftovers returns what Create's sweep found: the dead temporary files of
 // interrupted copies to the same DEST that it removed, and those it could
@@ -164,7 +177,8 @@ func (d *Destination) TempPath() string { return d.temp }
 func (d *Destination) Leftovers() []Leftover { return d.swept }
 
 // Create opens the destination for path: a new temporary file, mode 0600,
-// in path's directory, or path itself when o.InPlace. The open call carries
+// in path's directory (unnamed where the filesystem allows it, see
+// tempfile.go), or path itself when o.InPlace. The open call carries
 // O_SYNC or O_DSYNC when o.Sync asks for them. The caller defers Abort,
 // which does nothing after Commit.
 func Create(path string, o Options) (*Destination, error) {
@@ -216,8 +230,14 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		}
 		// In place, dir (if any) is only DEST's directory, for the
 		// directory fsync and the read-back of --verify.
-		d.File, d.dir, d.base = f, dir, base
+		d.File, d.dir, d.base, d.inPlace = f, dir, base, true
 		o.Session.writingInPlace(d, true)
+	} else if f, tst := createUnnamed(dir, flags, o.Named); f != nil {
+		d.File, d.dir, d.base, d.unnamed, d.id = f, dir, base, true, identityOf(tst)
+		st = tst
+		if firstTempTaken(dir, base) {
+			d.swept = o.Session.sweep(dir, base, "")
+		}
 	} else {
 		f, e, lockFd, firstTaken, tst, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
@@ -297,7 +317,7 @@ func (d *Destination) Abort() {
 	d.wb.abandon()
 	d.abandonSourceSums()
 	if d.opts.NoCache {
-		if d.temp == "" && d.syncable() {
+		if d.inPlace && d.syncable() {
 			// In place: drop what is already clean; dirty pages stay
 			// (POSIX_FADV_DONTNEED never discards them).
 			fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
@@ -333,7 +353,7 @@ func (d *Destination) release() {
 		d.lockFd = -1
 	}
 	d.dir.close()
-	if d.temp == "" {
+	if d.inPlace {
 		d.session.writingInPlace(d, false)
 	}
 }
@@ -401,7 +421,17 @@ func (d *Destination) Commit(src *os.File) error {
 	if d.keeper != nil {
 		d.keeper.stop()
 	}
-	if d.entry != nil {
+	if d.unnamed {
+		// Complete: it gets its temporary name now, and is renamed
+		// over DEST below.
+		e, err := nameTemp(d.session, d.dir, d.base, d.fd, d.id)
+		if err != nil {
+			closeFile(d.File)
+			d.release()
+			return &Error{Op: "link", Err: err}
+		}
+		d.entry, d.temp = e, e.path()
+	} else if d.entry != nil {
 		// The mark (or --resume's record) goes before the rename: DEST
 		// appears with its attributes final. A copy killed in the few
 		// microseconds between leaves a complete temporary file that no

@@ -3,8 +3,10 @@ package durability
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"fastcp/internal/sysx"
 
@@ -296,4 +298,88 @@ func lockTempFd(fd int) int {
 	}
 	_ = ignoringEINTR(func() error { return flock(dup, unix.LOCK_EX) })
 	return dup
+}
+
+// The unnamed temporary file. Where the filesystem has O_TMPFILE (ext4,
+// xfs, btrfs, tmpfs, and others), a copy that need not be resumed writes
+// into a file that has no name at all until it is complete:
+//
+//	openat(dir, ".", O_TMPFILE|O_WRONLY, 0600), fstat: the identity
+//	... copy, flush, verify ...
+//	linkat(/proc/self/fd/N, dir, .fastcp-NAME.HEX, AT_SYMLINK_FOLLOW)
+//	close, fstatat + renameat over DEST, fsync(dir)
+//
+// A copy killed (or a machine that crashed) before the linkat leaves
+// nothing behind: the kernel frees an inode with no name and no open
+// descriptor, and a journaling filesystem frees it at the next mount. The
+// file needs neither the mark nor the lock: no sweep can find it. Only the
+// microseconds between the linkat and the rename leave a complete,
+// unmarked file under the temporary name, as the named file's last
+// microseconds do (Commit). linkat by /proc/self/fd is open(2)'s own
+// recipe for an O_TMPFILE file and needs no privilege, so the unnamed file
+// is used only where /proc is mounted; elsewhere, and where the filesystem
+// refuses O_TMPFILE (EOPNOTSUPP; EISDIR from a kernel before 3.11), the
+// named file above is made instead.
+
+// procFd reports whether /proc/self/fd names this process's descriptors,
+// which linking an unnamed file into place needs.
+var procFd = sync.OnceValue(func() bool {
+	var st unix.Stat_t
+	return unix.Stat("/proc/self/fd", &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+})
+
+// createUnnamed opens an unnamed temporary file in dir, mode 0600, and
+// fstats it (for its identity). It returns a nil file where none can be
+// made, or none is wanted (named: a --resume copy's); the caller then
+// makes a named one, which reports a real error (EACCES, ENOSPC, ...)
+// under a name.
+func createUnnamed(dir *dirHandle, flags int, named bool) (*os.File, *unix.Stat_t) {
+	if named || !procFd() {
+		return nil, nil
+	}
+	fd, err := openat(dir.fd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, 0o600)
+	if err != nil {
+		return nil, nil
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return nil, nil
+	}
+	return os.NewFile(uintptr(fd), dir.join(".")), st
+}
+
+// nameTemp links the unnamed temporary file fd (identity id) into dir
+// under the first free temporary name for base, registered with s as the
+// named files are (so a fatal signal from here on removes it). linkat never
+// replaces a name: the entry it makes is this file.
+func nameTemp(s *Session, dir *dirHandle, base string, fd int, id identity) (*tempEntry, error) {
+	from := fmt.Sprintf("/proc/self/fd/%d", fd)
+	for i := 0; ; i++ {
+		name := filepath.Base(tempName(base, i == 0))
+		e, err := s.create(dir, name, func() (identity, error) {
+			err := ignoringEINTR(func() error {
+				return unix.Linkat(unix.AT_FDCWD, from, dir.fd, name, unix.AT_SYMLINK_FOLLOW)
+			})
+			return id, err
+		})
+		if err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "link", Path: dir.join(name), Err: err}
+		}
+		return e, nil
+	}
+}
+
+// firstTempTaken reports whether DEST's first temporary name exists in
+// dir: by a leftover of an interrupted copy, or a copy to the same DEST
+// still running, which the sweep then looks at.
+func firstTempTaken(dir *dirHandle, base string) bool {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error {
+		return unix.Fstatat(dir.fd, filepath.Base(FirstTemp(base)), &st, unix.AT_SYMLINK_NOFOLLOW)
+	})
+	return err != unix.ENOENT
 }

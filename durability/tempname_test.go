@@ -39,7 +39,7 @@ func TestCreateWhenFirstTempTaken(t *testing.T) {
 	if err := os.WriteFile(FirstTemp(dst), []byte("leftover"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Create(dst, Options{})
+	d, err := Create(dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCreateWhenFirstTempTaken(t *testing.T) {
 	if b, err := os.ReadFile(FirstTemp(dst)); err != nil || string(b) != "leftover" {
 		t.Errorf("the leftover became %q, %v", b, err)
 	}
-	d2, err := Create(filepath.Join(filepath.Dir(dst), "other"), Options{})
+	d2, err := Create(filepath.Join(filepath.Dir(dst), "other"), Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}

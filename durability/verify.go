@@ -70,9 +70,11 @@ func (d *Destination) verify(src *os.File) error {
 	}
 	// The file read back is the one written: the temporary name relative
 	// to DEST's directory, never followed, and checked to be the same
-	// inode; in place, DEST.
+	// inode; an unnamed one through /proc/self/fd; in place, DEST.
 	dirfd, name, flags := unix.AT_FDCWD, d.Path, 0
-	if d.entry != nil {
+	if d.unnamed {
+		name = fmt.Sprintf("/proc/self/fd/%d", d.fd)
+	} else if d.entry != nil {
 		dirfd, name, flags = d.dir.fd, d.entry.name, unix.O_NOFOLLOW
 	} else if d.dir != nil {
 		dirfd, name = d.dir.fd, d.base

@@ -204,7 +204,9 @@ func TestCpCompatAttrsBeforeRename(t *testing.T) {
 					if movedIn >= 0 {
 						t.Errorf("event %v after DEST was renamed into place", e)
 					}
-					if e.name == tmp {
+					// The temporary file, by its name or, before it
+					// has one (O_TMPFILE), as "#INODE".
+					if e.name == tmp || tmp == "" && strings.HasPrefix(e.name, "#") {
 						attribs++
 					}
 				case e.mask&unix.IN_MOVED_TO != 0 && e.name == "dst":

@@ -285,11 +285,11 @@ func TestDirectSyncDataLeavesOnlyTheFlush(t *testing.T) {
 		switch {
 		case c.name == "sync_file_range":
 			t.Errorf("writeback behind a direct copy: %s(%s)", c.name, c.args)
-		case c.name == "fdatasync" && strings.Contains(c.args, ".fastcp-"):
+		case c.name == "fdatasync" && isTempArg(c.args, "dst"):
 			fdatasyncs++
 		case c.name == "fsync":
 			fsyncs++
-		case c.name == "fcntl" && strings.Contains(c.args, "F_SETFL") && strings.Contains(c.args, ".fastcp-"):
+		case c.name == "fcntl" && strings.Contains(c.args, "F_SETFL") && isTempArg(c.args, "dst"):
 			if strings.Contains(c.args, "O_DIRECT") {
 				setOn++
 			} else {

@@ -134,7 +134,7 @@ func durRunStrace(t *testing.T, dir string, straceArgs []string, env []string, a
 }
 
 // durTrace is the set of calls the strace tests watch.
-const durTrace = "trace=openat,open,creat,fcntl,fsync,fdatasync,sync_file_range,rename,renameat,renameat2,close"
+const durTrace = "trace=openat,open,creat,fcntl,fsync,fdatasync,sync_file_range,linkat,rename,renameat,renameat2,close"
 
 // TestSyncModesStrace checks, for every --sync mode, the calls that make the
 // copy durable, in order: the temporary file opened with O_SYNC/O_DSYNC in
@@ -184,8 +184,8 @@ func durCheckSyncCalls(t *testing.T, calls []durSyscall, mode, flush, dstDir str
 	// The temporary file's open, its flags and its path.
 	temp, openAt := "", -1
 	for i, c := range calls {
-		if (c.name == "openat" || c.name == "open") && strings.Contains(c.args, "O_CREAT") &&
-			(strings.Contains(c.args, "/.fastcp-") || strings.Contains(c.args, `".fastcp-`)) {
+		if (c.name == "openat" || c.name == "open") && (strings.Contains(c.args, "O_TMPFILE") || strings.Contains(c.args, "O_CREAT") &&
+			(strings.Contains(c.args, "/.fastcp-") || strings.Contains(c.args, `".fastcp-`))) {
 			temp, openAt = durFdPath(c.ret), i
 			flags := c.args
 			switch mode {
@@ -228,6 +228,20 @@ func durCheckSyncCalls(t *testing.T, calls []durSyscall, mode, flush, dstDir str
 			t.Errorf("fcntl F_SETFL carrying O_SYNC/O_DSYNC (Linux ignores it): fcntl(%s)", c.args)
 		}
 	}
+	// An unnamed (O_TMPFILE) file gets its temporary name from linkat.
+	tempName := filepath.Base(temp)
+	if strings.HasPrefix(tempName, "#") {
+		tempName = ""
+		for _, c := range calls[openAt:] {
+			if c.name == "linkat" && strings.Contains(c.args, "/proc/self/fd/") && c.ret == "0" {
+				tempName = lastQuoted(c.args)
+				break
+			}
+		}
+		if !strings.HasPrefix(tempName, ".fastcp-") {
+			t.Fatalf("the unnamed temporary file %s was not linked in under a temporary name (%q)", temp, tempName)
+		}
+	}
 	// Calls on the temporary file, the rename, the directory.
 	var flushes []durSyscall
 	sfr := 0
@@ -240,7 +254,7 @@ func durCheckSyncCalls(t *testing.T, calls []durSyscall, mode, flush, dstDir str
 			flushes = append(flushes, c)
 		case c.name == "sync_file_range" && p == temp:
 			sfr++
-		case strings.HasPrefix(c.name, "rename") && strings.Contains(c.args, filepath.Base(temp)):
+		case strings.HasPrefix(c.name, "rename") && strings.Contains(c.args, tempName):
 			renameAt = i
 		case c.name == "fsync" && p == dstDir:
 			dirSync = i
@@ -462,7 +476,7 @@ func TestSyncOpenFlagsInFdinfo(t *testing.T) {
 				if c.inplace {
 					return target == dst
 				}
-				return strings.HasPrefix(filepath.Base(target), ".fastcp-dst.")
+				return strings.HasPrefix(filepath.Base(target), ".fastcp-dst.") || unnamedRE.MatchString(target)
 			}
 			var flags int
 			var target string
@@ -551,9 +565,9 @@ func TestVerifyReadsPastTheCache(t *testing.T) {
 	readFd := ""
 	for i, c := range calls {
 		switch {
-		case c.name == "fdatasync" && strings.Contains(c.args, "/.fastcp-dst."):
+		case c.name == "fdatasync" && isTempArg(c.args, "dst"):
 			flushed = i
-		case c.name == "openat" && strings.Contains(c.args, ".fastcp-dst.") && strings.Contains(c.args, "O_RDONLY") && flushed >= 0 && opened < 0:
+		case c.name == "openat" && (isTempArg(c.args, "dst") || isTempArg(c.ret, "dst")) && strings.Contains(c.args, "O_RDONLY") && flushed >= 0 && opened < 0:
 			opened, readFd = i, strings.SplitN(c.ret, "<", 2)[0]
 		case c.name == "fadvise64" && readFd != "" && strings.HasPrefix(c.args, readFd+"<") && strings.Contains(c.args, "POSIX_FADV_DONTNEED") && dropped < 0:
 			dropped = i
@@ -853,4 +867,17 @@ func TestDurabilityOnTmpfs(t *testing.T) {
 		assertFileBytes(t, join(dir, "dst"), data)
 		assertNoTemps(t, dir)
 	}
+}
+
+// lastQuoted returns the last "quoted" string of an strace argument list.
+func lastQuoted(args string) string {
+	end := strings.LastIndexByte(args, '"')
+	if end <= 0 {
+		return ""
+	}
+	start := strings.LastIndexByte(args[:end], '"')
+	if start < 0 {
+		return ""
+	}
+	return args[start+1 : end]
 }

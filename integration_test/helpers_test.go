@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -403,6 +404,74 @@ func assertNotExist(t testing.TB, path string) {
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s must not exist (Lstat: %v)", path, err)
 	}
+}
+
+// unnamedRE matches the path that strace -y and /proc/PID/fd give an
+// unnamed (O_TMPFILE) file: DIR/#INODE (deleted).
+var unnamedRE = regexp.MustCompile(`/#[0-9]+>? ?\(deleted\)`)
+
+// isTempArg reports whether s (an strace argument list or return value)
+// names fastcp's temporary file for the DEST named base: by its temporary
+// name, or as an unnamed file.
+func isTempArg(s, base string) bool {
+	return strings.Contains(s, "/.fastcp-"+base+".") || strings.Contains(s, `".fastcp-`+base+".") || unnamedRE.MatchString(s)
+}
+
+// openTemps lists the temporary files that process pid has open under
+// dir (in it, or anywhere below it with tree): the /proc/PID/fd/N paths,
+// through which each can be stat'ed and read, of its unnamed (O_TMPFILE)
+// files and of its named ones (.fastcp-*), one per file.
+func openTemps(pid int, dir string, tree bool) []string {
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(fdDir)
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range ents {
+		p := join(fdDir, e.Name())
+		target, err := os.Readlink(p)
+		if err != nil || seen[target] {
+			continue
+		}
+		path, deleted := strings.CutSuffix(target, " (deleted)")
+		in, base := filepath.Dir(path), filepath.Base(path)
+		if in != dir && !(tree && strings.HasPrefix(in, dir+"/")) {
+			continue
+		}
+		if deleted && strings.HasPrefix(base, "#") || !deleted && strings.HasPrefix(base, ".fastcp-") {
+			seen[target] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// openTempsAnywhere is openTemps for every process: for a fastcp started
+// by a helper (strace) whose process ID the test does not know.
+func openTempsAnywhere(dir string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	for _, p := range procs {
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil && pid != os.Getpid() {
+			out = append(out, openTemps(pid, dir, false)...)
+		}
+	}
+	return out
+}
+
+// openTempWithData waits until process pid has a temporary file under dir
+// (see openTemps) that holds data, and returns its /proc/PID/fd path.
+func openTempWithData(pid int, dir string) (string, bool) {
+	var temp string
+	ok := waitFor(func() bool {
+		for _, p := range openTemps(pid, dir, false) {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+				temp = p
+				return true
+			}
+		}
+		return false
+	})
+	return temp, ok
 }
 
 // tempFiles lists fastcp's temporary files (.fastcp-*) in dir.

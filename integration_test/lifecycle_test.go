@@ -98,15 +98,17 @@ func TestShippedBinaryHasNoTestHook(t *testing.T) {
 	}
 }
 
-// TestThreeCopiesToOneDest runs three copies to one DEST at once, in the
-// order that lost data before (issue 12, finding 2): A creates the first
-// temporary name and is held (strace delays its flock), B finds the name
-// taken and sweeps, C starts while A still waits and is held before its
-// rename. Before, B's sweep removed A's unlocked file, C took the name, A
-// then removed C's file by name and made a new one there, and C renamed
-// A's partial file over DEST and exited 0. Now every run owns its inode:
-// each one exits 0, DEST holds a whole source whenever one of them has
-// finished, and no temporary file is left.
+// TestThreeCopiesToOneDest runs three copies to one DEST at once (issue
+// 12, finding 2: a sweep removed another copy's new file, and a third copy
+// then renamed a second's partial data over DEST and exited 0). A writes
+// slowly into its unnamed temporary file; C links its complete file in
+// under the first temporary name and is held before its rename; B finds
+// that name taken by a file without the mark, names it and leaves it
+// alone; A, done last, finds the name free again or takes another. Every
+// run renames only its own inode: each exits 0, DEST holds a whole source
+// whenever one of them has finished, and no temporary file is left. (The
+// named file's own races, between its create, lock and mark, are the unit
+// tests' TestTempFileBelongsToItsInode.)
 func TestThreeCopiesToOneDest(t *testing.T) {
 	t.Parallel()
 	strace := durStrace(t)
@@ -158,24 +160,34 @@ func TestThreeCopiesToOneDest(t *testing.T) {
 		}
 	}
 	first := join(dir, ".fastcp-dst.000000000000")
-	a, aOut := slow("flock,pwrite64", []string{"flock:delay_enter=1500000", "pwrite64:delay_enter=150000"},
-		"--strategy=rw", "--buffer-size=64K", "srcA", "dst")
-	if !waitFor(func() bool { _, err := os.Lstat(first); return err == nil }) {
+	a, aOut := slow("pwrite64", []string{"pwrite64:delay_enter=300000"}, "--strategy=rw", "--buffer-size=64K", "srcA", "dst")
+	if !waitFor(func() bool {
+		pid := traceePid(a.Process.Pid)
+		return pid > 0 && len(openTemps(pid, dir, false)) > 0
+	}) {
 		t.Fatal("copy A made no temporary file")
 	}
-	// B and C find A's file between its create and its lock, when it is
-	// not marked yet: they name it and leave it alone.
+	if _, err := os.Lstat(first); err == nil {
+		t.Fatalf("copy A's file has a name while it is written: %s", first)
+	}
+	c, cOut := slow("rename,renameat,renameat2", []string{"rename,renameat,renameat2:delay_enter=2500000"}, "srcC", "dst")
+	if !waitFor(func() bool { _, err := os.Lstat(first); return err == nil }) {
+		t.Fatal("copy C did not link its file in under the first temporary name")
+	}
 	unmarked := "fastcp: warning: '.fastcp-dst.000000000000' has the name of a temporary file of fastcp but not its mark: left alone\n"
 	r := fastcp(t, dir, "srcB", "dst")
-	if r.code != 0 || (r.stderr != "" && r.stderr != unmarked) || r.stdout != "" {
-		t.Errorf("copy B: %v", r)
+	if r.code != 0 || r.stderr != unmarked || r.stdout != "" {
+		t.Errorf("copy B: %v, want the warning %q", r, unmarked)
 	}
 	wantWhole("after B")
-	c, cOut := slow("rename,renameat,renameat2", []string{"rename,renameat,renameat2:delay_enter=2500000"}, "srcC", "dst")
-	exitOK("C", c, cOut, unmarked)
+	exitOK("C", c, cOut, "")
 	wantWhole("after C")
+	if traceePid(a.Process.Pid) == 0 {
+		t.Fatal("copy A finished before C: the test proves nothing")
+	}
 	exitOK("A", a, aOut, "")
 	wantWhole("after A")
+	assertFileBytes(t, join(dir, "dst"), srcs["srcA"])
 	assertNoTemps(t, dir)
 }
 

@@ -363,7 +363,20 @@ func TestResumeSignals(t *testing.T) {
 				args = append([]string{"--resume"}, args...)
 			}
 			run := startSlow(t, dir, "pwrite64", 20*time.Millisecond, args...)
-			run.waitUntil(t, "8 MiB copied", func() bool { return sizeOf(temp) >= 8<<20 })
+			copied := func() bool { return sizeOf(temp) >= 8<<20 }
+			if !tc.resume {
+				// Without --resume the temporary file has no name (tmpfs
+				// has O_TMPFILE).
+				copied = func() bool {
+					for _, p := range openTempsAnywhere(dir) {
+						if sizeOf(p) >= 8<<20 {
+							return true
+						}
+					}
+					return false
+				}
+			}
+			run.waitUntil(t, "8 MiB copied", copied)
 			if code := run.signal(t, tc.sig); code != tc.code {
 				t.Fatalf("exit status %d after %v, want %d", code, tc.sig, tc.code)
 			}
@@ -372,6 +385,7 @@ func TestResumeSignals(t *testing.T) {
 					t.Errorf("stderr %q, want nothing", run.output())
 				}
 				assertNotExist(t, temp)
+				assertNoTemps(t, dir)
 				return
 			}
 			if m := keptRE.FindStringSubmatch(strings.TrimSpace(run.output())); m == nil || m[2] != strconv.FormatInt(checkpointOf(temp), 10) {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,8 +14,6 @@ import (
 	"fastcp/integration_test/fsfixture"
 )
 
-// tempNameRE is the temporary file's name for a DEST named dst.
-var tempNameRE = regexp.MustCompile(`^\.fastcp-dst\.[0-9a-f]+$`)
 
 // waitFor polls cond every 10 ms for up to 10 s.
 func waitFor(cond func() bool) bool {
@@ -31,9 +27,9 @@ func waitFor(cond func() bool) bool {
 
 // TestSignalRemovesTemp interrupts a copy in progress (a FIFO source whose
 // writer stays silent after 100 KiB) with SIGINT, SIGTERM and SIGHUP. While
-// it runs, the data goes to a 0600 temporary file .fastcp-dst.HEX in
-// DEST's directory; afterwards fastcp has exited 128+signal, the temporary
-// file is gone and the existing DEST is untouched.
+// it runs, the data goes to a 0600 temporary file with no name (O_TMPFILE)
+// in DEST's directory; afterwards fastcp has exited 128+signal, nothing is
+// left and the existing DEST is untouched.
 func TestSignalRemovesTemp(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -70,23 +66,17 @@ func TestSignalRemovesTemp(t *testing.T) {
 			}
 			defer cmd.Process.Kill()
 
-			var temp string
-			if !waitFor(func() bool {
-				names := tempFiles(t, outDir)
-				if len(names) == 0 {
-					return false
-				}
-				temp = join(outDir, names[0])
-				fi, err := os.Lstat(temp)
-				return err == nil && fi.Size() > 0
-			}) {
+			temp, ok := openTempWithData(cmd.Process.Pid, outDir)
+			if !ok {
 				t.Fatalf("no temporary file with data appeared in DEST's directory; stderr %q", stderr.String())
 			}
-			if !tempNameRE.MatchString(filepath.Base(temp)) {
-				t.Errorf("temporary file %s is not named .fastcp-dst.HEX", temp)
+			// ext4 has O_TMPFILE: the file has no name while it is written.
+			if names := tempFiles(t, outDir); len(names) > 0 {
+				t.Errorf("temporary files %v in DEST's directory during the copy, want an unnamed one", names)
 			}
-			if fi, err := os.Lstat(temp); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
-				t.Errorf("temporary file %s: mode %v (err %v), want a regular file with mode 0600", temp, fi.Mode(), err)
+			var st syscall.Stat_t
+			if err := syscall.Stat(temp, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o7777 != 0o600 || st.Nlink != 0 {
+				t.Errorf("temporary file %s: mode %o, %d links (err %v), want an unnamed regular file with mode 0600", temp, st.Mode, st.Nlink, err)
 			}
 
 			if err := cmd.Process.Signal(c.sig); err != nil {

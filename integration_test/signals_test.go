@@ -74,10 +74,11 @@ func rerunCleansUp(t *testing.T, dir string, data []byte) {
 // entry to a chosen system call) while it writes the data, at the flush,
 // at the rename and at the directory's fsync, with and without an existing
 // DEST. Whatever the point, DEST is absent or old, or complete: never part
-// of the copy. The next run removes the temporary file left behind, except
-// one killed at its rename: its mark is gone by then (so that DEST appears
-// with its attributes final), and a file without the mark is never removed,
-// only named in a warning.
+// of the copy. Nothing is left behind (the temporary file has no name until
+// right before the rename), except by a copy killed at its rename: that
+// file has its name but not the mark (so that DEST appears with its
+// attributes final), and a file without the mark is never removed, only
+// named in a warning.
 func TestSIGKILLAtEveryStep(t *testing.T) {
 	t.Parallel()
 	seed := time.Now().UnixNano()
@@ -90,6 +91,8 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 	points := []point{
 		{"pwrite64-2", "pwrite64:signal=SIGKILL:when=2", []string{"--strategy=rw", "--buffer-size=64K"}},
 		{"fdatasync", "fdatasync:signal=SIGKILL:when=1", []string{"--sync=data"}},
+		// The unnamed temporary file's link under its temporary name.
+		{"linkat", "linkat:signal=SIGKILL:when=1", nil},
 		{"rename", "rename,renameat,renameat2:signal=SIGKILL:when=1", nil},
 		// Traced on DEST's directory alone (-P): its fsync, after the rename.
 		{"fsync-directory", "fsync:signal=SIGKILL:when=1", []string{"--sync=full"}},
@@ -161,6 +164,12 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 					assertFileBytes(t, join(dir, left[0]), data)
 					return
 				}
+				// Before the rename the file had no name (ext4 has
+				// O_TMPFILE, and it is linked in right before the
+				// rename): a kill leaves nothing.
+				if left := tempFiles(t, dir); len(left) > 0 {
+					t.Errorf("killed at %s: temporary files %v left, want none", p.name, left)
+				}
 				rerunCleansUp(t, dir, data)
 			})
 		}
@@ -169,8 +178,8 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 
 // TestSIGKILLAtRandomTimes kills fastcp at a random moment while it copies
 // what a writer puts into a FIFO (and then holds open): DEST keeps its old
-// bytes, and a run from a regular source afterwards removes the temporary
-// file of the killed one.
+// bytes, nothing is left behind (the temporary file had no name: ext4 has
+// O_TMPFILE), and a run from a regular source afterwards copies as usual.
 func TestSIGKILLAtRandomTimes(t *testing.T) {
 	t.Parallel()
 	seed := time.Now().UnixNano()
@@ -196,7 +205,7 @@ func TestSIGKILLAtRandomTimes(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if !waitFor(func() bool { return len(tempFiles(t, dir)) > 0 }) {
+			if !waitFor(func() bool { return len(openTemps(cmd.Process.Pid, dir, false)) > 0 }) {
 				cmd.Process.Kill()
 				t.Fatal("no temporary file appeared")
 			}
@@ -210,6 +219,7 @@ func TestSIGKILLAtRandomTimes(t *testing.T) {
 				t.Fatalf("fastcp was not killed: %v", err)
 			}
 			assertFileBytes(t, join(dir, "dst"), old)
+			assertNoTemps(t, dir)
 			data := randomBytes(70_000, "second")
 			writeFile(t, join(dir, "src"), data, 0o644)
 			rerunCleansUp(t, dir, data)
@@ -301,7 +311,7 @@ func TestSignalsInTrees(t *testing.T) {
 				var pid int
 				if !waitFor(func() bool {
 					pid = traceePid(cmd.Process.Pid)
-					return pid > 0 && len(walkTemps(t, dst)) >= want && copiedFiles(dst) > 0
+					return pid > 0 && len(openTemps(pid, dst, true)) >= want && copiedFiles(dst) > 0
 				}) {
 					t.Fatalf("no temporary files appeared; stderr %q", stderr.String())
 				}

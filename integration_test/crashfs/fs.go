@@ -26,6 +26,9 @@ type FS struct {
 	s       *state
 	handles map[uint64]handle
 	nextFh  uint64
+	// tmpfiles are the inodes made with O_TMPFILE, named "(O_TMPFILE)"
+	// while no directory holds them.
+	tmpfiles map[uint64]bool
 
 	// Crash points and faults.
 	ops     int      // operations so far
@@ -194,7 +197,7 @@ func (fs *FS) Reset(im *Image) {
 	} else {
 		fs.s = im.reboot()
 	}
-	fs.handles = map[uint64]handle{}
+	fs.handles, fs.tmpfiles = map[uint64]handle{}, nil
 	fs.ops, fs.trace, fs.crashAt, fs.crashed, fs.faults, fs.fsyncs = 0, nil, -1, false, nil, nil
 }
 
@@ -269,6 +272,9 @@ func (fs *FS) nameOf(ino uint64) string {
 				return name
 			}
 		}
+	}
+	if fs.tmpfiles[ino] {
+		return "(O_TMPFILE)"
 	}
 	return fmt.Sprintf("#%d", ino)
 }
@@ -485,6 +491,30 @@ func (fs *FS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out
 	if !st.Ok() {
 		return st
 	}
+	fs.entry(n, &out.EntryOut)
+	fs.openHandle(n, in.Flags, &out.OpenOut)
+	return fuse.OK
+}
+
+// Tmpfile makes and opens a regular file with no name (O_TMPFILE), which
+// Link can give one. Until a link of it is durable a crash loses it, as a
+// journaling filesystem frees such an orphan at the next mount: a crash
+// image holds only what its directories reach.
+func (fs *FS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, st := fs.dirNode(in.NodeId); !st.Ok() {
+		return st
+	}
+	if !fs.op(&in.InHeader, "tmpfile") {
+		return fuse.EIO
+	}
+	n := fs.s.newInode(syscall.S_IFREG|in.Mode&0o7777, now())
+	n.uid, n.gid = in.Uid, in.Gid
+	if fs.tmpfiles == nil {
+		fs.tmpfiles = map[uint64]bool{}
+	}
+	fs.tmpfiles[n.ino] = true
 	fs.entry(n, &out.EntryOut)
 	fs.openHandle(n, in.Flags, &out.OpenOut)
 	return fuse.OK
