@@ -14,7 +14,6 @@ import (
 	"fastcp/integration_test/fsfixture"
 )
 
-
 // waitFor polls cond every 10 ms for up to 10 s.
 func waitFor(cond func() bool) bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
