@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // asNobody runs sh -c script in dir as uid and gid 65534.
@@ -102,9 +104,19 @@ func TestSwappedDestDirectoryStaysInside(t *testing.T) {
 					[]string{"-e", "trace=" + c.inject, "-e", "inject=" + c.inject + ":delay_exit=1000000:when=1"},
 					append(args, "src", "x/new")...)
 			}()
+			// Held after the mkdir: new exists. Held after the mark:
+			// new carries it (so fastcp has it open), whatever the
+			// scheduler did between the mkdir and the open.
+			made := func() bool { _, err := os.Lstat(join(x, "new")); return err == nil }
+			if !c.fails {
+				made = func() bool {
+					_, err := unix.Lgetxattr(join(x, "new"), "user.fastcp.unfinished", make([]byte, 8))
+					return err == nil
+				}
+			}
 			deadline := time.Now().Add(30 * time.Second)
 			for {
-				if _, err := os.Lstat(join(x, "new")); err == nil {
+				if made() {
 					break
 				}
 				if time.Now().After(deadline) {

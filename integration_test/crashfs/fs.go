@@ -29,6 +29,9 @@ type FS struct {
 	// tmpfiles are the inodes made with O_TMPFILE, named "(O_TMPFILE)"
 	// while no directory holds them.
 	tmpfiles map[uint64]bool
+	// NoTmpfile refuses O_TMPFILE (ENOSYS, which the kernel turns into
+	// EOPNOTSUPP for the mount's lifetime), as many filesystems do.
+	NoTmpfile bool
 
 	// Crash points and faults.
 	ops     int      // operations so far
@@ -503,6 +506,9 @@ func (fs *FS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out
 func (fs *FS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	if fs.NoTmpfile {
+		return fuse.ENOSYS
+	}
 	if _, st := fs.dirNode(in.NodeId); !st.Ok() {
 		return st
 	}

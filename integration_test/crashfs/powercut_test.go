@@ -238,6 +238,9 @@ type mode struct {
 	// in the tree) into the existing directory dst, making dst/sub and
 	// dst/sub/deeper; checked as a tree.
 	parents bool
+	// noTmpfile: the filesystem refuses O_TMPFILE (as NFS and many FUSE
+	// filesystems do), so every temporary file is a named one.
+	noTmpfile bool
 }
 
 // run runs fastcp in mode m into mnt (again: the run after the reboot).
@@ -256,6 +259,8 @@ var modes = []mode{
 	{name: "--sync=none", flags: []string{"--sync=none"}, allowPartial: true},
 	{name: "--sync=data", flags: []string{"--sync=data"}, durable: true},
 	{name: "--sync=data, no DEST before", flags: []string{"--sync=data"}, fresh: true, durable: true},
+	{name: "--sync=none, no O_TMPFILE", flags: []string{"--sync=none"}, allowPartial: true, noTmpfile: true},
+	{name: "--sync=data, no O_TMPFILE", flags: []string{"--sync=data"}, durable: true, noTmpfile: true},
 	{name: "--sync=full", flags: []string{"--sync=full"}, durable: true},
 	{name: "--sync=osync", flags: []string{"--sync=osync"}, durable: true},
 	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
@@ -263,6 +268,7 @@ var modes = []mode{
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
 	{name: "-r -j 4 --sync=data", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true},
+	{name: "-r -j 4 --sync=data, no O_TMPFILE", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true, noTmpfile: true},
 	{name: "--parents --sync=data", flags: []string{"--parents", "--sync=data"}, tree: true, parents: true, durable: true},
 	{name: "-a --sync=data over an older copy", flags: []string{"-a", "--sync=data"}, tree: true, durable: true, overOld: true},
 	// The rw loop checkpoints between its calls; sendfile moves a file
@@ -352,6 +358,7 @@ func (fx *fixture) args(m mode, mnt string, again bool) []string {
 // content, unless m is fresh or a tree.
 func (fx *fixture) start(fs *FS, m mode) {
 	fs.Reset(nil)
+	fs.NoTmpfile = m.noTmpfile
 	if !m.fresh && !m.tree {
 		fs.Setup("dst", fx.oldData, 0o644)
 	}
@@ -613,6 +620,14 @@ func TestPowerCut(t *testing.T) {
 				t.Fatalf("fastcp exited %d without a crash: %s", r.exit, r.out)
 			}
 			t.Logf("%d operations: %s", n, strings.Join(trace, ", "))
+			// Which temporary file the mode tests: unnamed (O_TMPFILE)
+			// but for --resume and a filesystem without it; none in place.
+			unnamed := slices.ContainsFunc(trace, func(op string) bool { return op == "tmpfile" })
+			named := slices.ContainsFunc(trace, func(op string) bool { return strings.HasPrefix(op, "create .fastcp-") })
+			inPlace := slices.Contains(m.flags, "--inplace")
+			if wantUnnamed := !m.noTmpfile && !m.resume && !inPlace; unnamed != wantUnnamed || named != (!wantUnnamed && !inPlace) {
+				t.Errorf("O_TMPFILE files made: %v, named temporary files: %v; want unnamed %v", unnamed, named, wantUnnamed)
+			}
 			for k := 0; k <= n; k++ {
 				bad := fx.crashPoint(t, fs, mnt, m, k)
 				points++
