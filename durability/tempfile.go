@@ -21,7 +21,9 @@ import (
 // copy made. Every call is relative to DEST's directory, opened once, so
 // the directory cannot be swapped under the copy either.
 //
-// Its steps, in this order:
+// A temporary file is unnamed (O_TMPFILE, see the end of this file) where
+// the filesystem allows it and the copy will not be resumed; otherwise it
+// is named from the start. The named file's steps, in this order:
 //
 //	openat(dir, .fastcp-NAME.HEX, O_CREAT|O_EXCL|O_NOFOLLOW, 0600), fstat: the identity
 //	flock(LOCK_EX) on a duplicate of the descriptor: "a copy is writing this"
