@@ -35,6 +35,9 @@ type destInfo struct {
 	// kept: DEST is newer and -u keeps it (for --preserve=links, the
 	// copy of its source inode is then DEST as it is).
 	kept bool
+	// absent: DEST did not exist (the copy makes it anew, with O_EXCL's
+	// rule should one appear meanwhile).
+	absent bool
 }
 
 // checkDest looks at DEST (name in d) and applies cp's rules (decide) before
@@ -114,7 +117,7 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ENOTDIR)))
 			return ex, false
 		}
-		ex.act = actNew
+		ex.act, ex.absent = actNew, true
 		return ex, true
 	default:
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))

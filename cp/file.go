@@ -96,6 +96,8 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	// one that may be, else start anew and record checkpoints.
 	resumable := o.Resume && !inPlace && isRegular(&before)
 	dopts.Named = resumable // the record needs a name
+	dopts.New = ex.absent
+	dopts.FreshDir = p.made
 	var reached *atomic.Int64
 	var start int64
 	var dest *durability.Destination
@@ -549,7 +551,7 @@ func createDest(ex destInfo, o durability.Options) (*durability.Destination, err
 // EISDIR, or EEXIST or ENOTEMPTY for a directory with entries.
 func becameDir(err error, d *dir, name string) bool {
 	var de *durability.Error
-	if !errors.As(err, &de) || de.Op != "rename" ||
+	if !errors.As(err, &de) || de.Op != "rename" && de.Op != "create" ||
 		!(errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
 		return false
 	}

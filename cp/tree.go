@@ -23,6 +23,7 @@ type dirCopy struct {
 	e                *entry // nil for an operand's DEST directory
 	srcPath, dstPath string
 	created          bool // made by this run (or left unfinished by an interrupted one)
+	made             bool // made by this run: nothing can be left over in it
 	parent           *dirCopy
 	pending          atomic.Int32       // entries not done yet, +1 while the walker schedules
 	rec              *record            // the finish's record, after those of the entries
@@ -280,7 +281,7 @@ func (a *app) openDestDir(r *record, p *dirCopy, d *dirCopy, name string) bool {
 			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
 			return false
 		}
-		d.created = true
+		d.created, d.made = true, true
 		p.dirSync.Added()
 		if a.opts.Verbose {
 			r.out(output.Copying(src, dst))

@@ -95,6 +95,14 @@ func (s *Session) commit(e *tempEntry, target string) error {
 	return err
 }
 
+// publish runs link, which puts a complete file in place under DEST's own
+// name, under s's lock: after Interrupt nothing appears.
+func (s *Session) publish(link func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return link()
+}
+
 // writingInPlace notes (on) or forgets an in-place destination being
 // written, so Interrupt can say that it is left partial.
 func (s *Session) writingInPlace(d *Destination, on bool) {

@@ -62,6 +62,15 @@ type Options struct {
 	// Verify makes Commit read the destination back past the page cache
 	// and compare its checksum with the source's before the rename.
 	Verify bool
+	// New says that DEST did not exist when the copy was decided. An
+	// unnamed temporary file is then linked in under DEST's own name,
+	// with no rename: a DEST that appeared meanwhile makes Commit fail
+	// with EEXIST, as cp's O_EXCL create does.
+	New bool
+	// FreshDir says that DEST's directory was made by this run (as
+	// Session.DirCreated): nothing can be left over in it, so an unnamed
+	// file does not look for a leftover under the first temporary name.
+	FreshDir bool
 	// Named gives the temporary file its name from the start instead of
 	// making an unnamed (O_TMPFILE) one: a copy that will be recorded
 	// (StartRecord, for --resume) needs it.
@@ -194,7 +203,7 @@ func Create(path string, o Options) (*Destination, error) {
 }
 
 // CreateAt is Create for the entry name in the directory dirfd, which the
-// caller holds open (and keeps: durability works on a duplicate of it).
+// caller holds open until the Destination is committed or aborted.
 // Every call is relative to dirfd; shownDir is the directory as messages
 // and Path name it ("" for the current directory).
 func CreateAt(dirfd int, shownDir, name string, o Options) (*Destination, error) {
@@ -235,7 +244,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 	} else if f, tst := createUnnamed(dir, flags, o.Named); f != nil {
 		d.File, d.dir, d.base, d.unnamed, d.id = f, dir, base, true, identityOf(tst)
 		st = tst
-		if firstTempTaken(dir, base) {
+		if !o.FreshDir && firstTempTaken(dir, base) {
 			d.swept = o.Session.sweep(dir, base, "")
 		}
 	} else {
@@ -421,17 +430,27 @@ func (d *Destination) Commit(src *os.File) error {
 	if d.keeper != nil {
 		d.keeper.stop()
 	}
-	if d.unnamed {
+	linked := false // the file is DEST itself already
+	switch {
+	case d.unnamed && d.opts.New:
+		// Complete, and nothing to replace: it gets DEST's name.
+		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.fd, d.base) }); err != nil {
+			closeFile(d.File)
+			d.release()
+			return &Error{Op: "create", Err: err}
+		}
+		linked = true
+	case d.unnamed:
 		// Complete: it gets its temporary name now, and is renamed
 		// over DEST below.
 		e, err := nameTemp(d.session, d.dir, d.base, d.fd, d.id)
 		if err != nil {
 			closeFile(d.File)
 			d.release()
-			return &Error{Op: "link", Err: err}
+			return &Error{Op: "create", Err: err}
 		}
 		d.entry, d.temp = e, e.path()
-	} else if d.entry != nil {
+	case d.entry != nil:
 		// The mark (or --resume's record) goes before the rename: DEST
 		// appears with its attributes final. A copy killed in the few
 		// microseconds between leaves a complete temporary file that no
@@ -439,6 +458,11 @@ func (d *Destination) Commit(src *os.File) error {
 		_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
 	}
 	if err := closeFile(d.File); err != nil {
+		if linked && entryIs(d.dir.fd, d.base, d.id) {
+			// A write error the close reported: DEST goes again, as
+			// it was (absent).
+			unlinkat(d.dir.fd, d.base, 0)
+		}
 		d.removeTemp()
 		d.release()
 		return &Error{Op: "close", Err: err}

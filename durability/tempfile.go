@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"fastcp/internal/sysx"
 
@@ -82,6 +83,9 @@ type dirHandle struct {
 	fd    int
 	shown string // the directory as the user named it, "" for "."
 	path  bool   // fd is O_PATH (no read permission): it cannot be fsynced or listed
+	// borrowed: fd is the caller's (dirHandleAt), which close leaves
+	// open; whether it is O_PATH is found out by the fsync (EBADF).
+	borrowed bool
 }
 
 // openDirHandle opens dir for calls relative to it: O_RDONLY when it may be
@@ -105,10 +109,10 @@ func openDirHandle(dir string) (*dirHandle, error) {
 	return &dirHandle{fd: fd, shown: dir}, nil
 }
 
-// dirHandleAt makes a handle of the directory dirfd, which the caller
-// keeps open: a duplicate of it (so the handle's close does not close the
-// caller's descriptor), named shown in messages. AT_FDCWD is the current
-// directory, opened as openDirHandle opens it.
+// dirHandleAt makes a handle of the directory dirfd, named shown in
+// messages: dirfd itself, borrowed (the handle's close leaves it open), so
+// the caller keeps it open until the destination is committed or aborted.
+// AT_FDCWD is the current directory, opened as openDirHandle opens it.
 func dirHandleAt(dirfd int, shown string) (*dirHandle, error) {
 	if dirfd == unix.AT_FDCWD {
 		h, err := openDirHandle("")
@@ -117,16 +121,7 @@ func dirHandleAt(dirfd int, shown string) (*dirHandle, error) {
 		}
 		return h, err
 	}
-	fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return &dirHandle{fd: fd, shown: shown, path: fl&unix.O_PATH != 0}, nil
+	return &dirHandle{fd: dirfd, shown: shown, borrowed: true}, nil
 }
 
 // entryAt makes the handle of the directory that holds name (an entry of
@@ -161,7 +156,9 @@ func entryAt(dirfd int, shown, name string) (*dirHandle, string, error) {
 
 func (h *dirHandle) close() {
 	if h != nil && h.fd >= 0 {
-		unix.Close(h.fd)
+		if !h.borrowed {
+			unix.Close(h.fd)
+		}
 		h.fd = -1
 	}
 }
@@ -169,18 +166,21 @@ func (h *dirHandle) close() {
 // join names an entry of the directory for messages.
 func (h *dirHandle) join(name string) string { return filepath.Join(h.shown, name) }
 
-// sync fsyncs the directory. An O_PATH handle is opened again for it, which
-// fails as it did the first time: fsync needs a descriptor opened for
-// reading.
+// sync fsyncs the directory. An O_PATH handle (fsync answers EBADF) is
+// opened again for it, which fails as it did the first time: fsync needs a
+// descriptor opened for reading.
 func (h *dirHandle) sync() error {
-	fd := h.fd
-	if h.path {
-		var err error
-		if fd, err = openDirAt(h.fd, "."); err != nil {
+	if !h.path {
+		err := ignoringEINTR(func() error { return fsync(h.fd) })
+		if err != unix.EBADF {
 			return err
 		}
-		defer unix.Close(fd)
 	}
+	fd, err := openDirAt(h.fd, ".")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
 	return ignoringEINTR(func() error { return fsync(fd) })
 }
 
@@ -308,7 +308,7 @@ func lockTempFd(fd int) int {
 //
 //	openat(dir, ".", O_TMPFILE|O_WRONLY, 0600), fstat: the identity
 //	... copy, flush, verify ...
-//	linkat(/proc/self/fd/N, dir, .fastcp-NAME.HEX, AT_SYMLINK_FOLLOW)
+//	linkat(fd, "", dir, .fastcp-NAME.HEX, AT_EMPTY_PATH) (or from /proc/self/fd/N)
 //	close, fstatat + renameat over DEST, fsync(dir)
 //
 // A copy killed (or a machine that crashed) before the linkat leaves
@@ -318,8 +318,9 @@ func lockTempFd(fd int) int {
 // microseconds between the linkat and the rename leave a complete,
 // unmarked file under the temporary name, as the named file's last
 // microseconds do (Commit). linkat by /proc/self/fd is open(2)'s own
-// recipe for an O_TMPFILE file and needs no privilege, so the unnamed file
-// is used only where /proc is mounted; elsewhere, and where the filesystem
+// recipe for an O_TMPFILE file and needs no privilege (AT_EMPTY_PATH, tried
+// first, needs none since Linux 6.10 for a file the caller opened), so the
+// unnamed file is used only where /proc is mounted; elsewhere, and where the filesystem
 // refuses O_TMPFILE (EOPNOTSUPP; EISDIR from a kernel before 3.11), the
 // named file above is made instead.
 
@@ -356,14 +357,10 @@ func createUnnamed(dir *dirHandle, flags int, named bool) (*os.File, *unix.Stat_
 // named files are (so a fatal signal from here on removes it). linkat never
 // replaces a name: the entry it makes is this file.
 func nameTemp(s *Session, dir *dirHandle, base string, fd int, id identity) (*tempEntry, error) {
-	from := fmt.Sprintf("/proc/self/fd/%d", fd)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
 		e, err := s.create(dir, name, func() (identity, error) {
-			err := ignoringEINTR(func() error {
-				return unix.Linkat(unix.AT_FDCWD, from, dir.fd, name, unix.AT_SYMLINK_FOLLOW)
-			})
-			return id, err
+			return id, linkFd(fd, dir.fd, name)
 		})
 		if err == unix.EEXIST {
 			continue
@@ -373,6 +370,30 @@ func nameTemp(s *Session, dir *dirHandle, base string, fd int, id identity) (*te
 		}
 		return e, nil
 	}
+}
+
+// emptyPathRefused says that linkat(fd, "", ..., AT_EMPTY_PATH) was
+// refused once (ENOENT: before Linux 6.10 it takes CAP_DAC_READ_SEARCH);
+// linkFd then goes through /proc/self/fd at once.
+var emptyPathRefused atomic.Bool
+
+// linkFd gives the open file fd the name name in dirfd: linkat with
+// AT_EMPTY_PATH, which needs no path lookup, or else through
+// /proc/self/fd/N, which needs no privilege.
+func linkFd(fd, dirfd int, name string) error {
+	if !emptyPathRefused.Load() {
+		err := ignoringEINTR(func() error { return unix.Linkat(fd, "", dirfd, name, unix.AT_EMPTY_PATH) })
+		if err != unix.ENOENT {
+			return err
+		}
+	}
+	err := ignoringEINTR(func() error {
+		return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), dirfd, name, unix.AT_SYMLINK_FOLLOW)
+	})
+	if err == nil {
+		emptyPathRefused.Store(true)
+	}
+	return err
 }
 
 // firstTempTaken reports whether DEST's first temporary name exists in

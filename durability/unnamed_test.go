@@ -1,6 +1,8 @@
 package durability
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,5 +146,51 @@ func TestUnnamedTempFileNameTaken(t *testing.T) {
 		if n != "dest" && n != "src" && n != filepath.Base(first) {
 			t.Errorf("left behind: %s", n)
 		}
+	}
+}
+
+// A new DEST (Options.New) gets the unnamed file under its own name, with
+// no temporary name and no rename; one that appeared since the copy was
+// decided is left alone, and Commit fails with EEXIST, as cp's O_EXCL
+// create does.
+func TestUnnamedNewDest(t *testing.T) {
+	for _, appeared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("appeared=%v", appeared), func(t *testing.T) {
+			dir := t.TempDir()
+			if !tmpfileWorks(t, dir) {
+				t.Skipf("no O_TMPFILE in %s", dir)
+			}
+			dest := filepath.Join(dir, "new")
+			d, err := Create(dest, Options{New: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Abort()
+			if _, err := d.File.WriteAt([]byte("copied"), 0); err != nil {
+				t.Fatal(err)
+			}
+			if appeared {
+				if err := os.WriteFile(dest, []byte("someone else's"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = d.Commit(nil)
+			want := "copied"
+			if appeared {
+				var de *Error
+				if !errors.As(err, &de) || de.Op != "create" || !errors.Is(err, unix.EEXIST) {
+					t.Errorf("Commit: %v, want a failed create (EEXIST)", err)
+				}
+				want = "someone else's"
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(dest); err != nil || string(b) != want {
+				t.Errorf("DEST holds %q, %v; want %q", b, err, want)
+			}
+			if got := names(t, dir); !slices.Equal(got, []string{"new"}) {
+				t.Errorf("the directory holds %q, want only new", got)
+			}
+		})
 	}
 }

@@ -233,7 +233,7 @@ func durCheckSyncCalls(t *testing.T, calls []durSyscall, mode, flush, dstDir str
 	if strings.HasPrefix(tempName, "#") {
 		tempName = ""
 		for _, c := range calls[openAt:] {
-			if c.name == "linkat" && strings.Contains(c.args, "/proc/self/fd/") && c.ret == "0" {
+			if c.name == "linkat" && (strings.Contains(c.args, "AT_EMPTY_PATH") || strings.Contains(c.args, "/proc/self/fd/")) && c.ret == "0" {
 				tempName = lastQuoted(c.args)
 				break
 			}
@@ -557,7 +557,7 @@ func TestVerifyReadsPastTheCache(t *testing.T) {
 	dir := fsDir(t, "ext4")
 	data := randomBytes(5<<20, "verify-evict")
 	writeFile(t, join(dir, "src"), data, 0o644)
-	r, calls, raw := durRunStrace(t, dir, []string{"-e", "trace=openat,fdatasync,fadvise64,mincore,pread64,rename,renameat,renameat2"}, nil,
+	r, calls, raw := durRunStrace(t, dir, []string{"-e", "trace=openat,fdatasync,fadvise64,mincore,pread64,linkat,rename,renameat,renameat2"}, nil,
 		"--verify", "src", "dst")
 	wantSuccess(t, r)
 	assertFileBytes(t, join(dir, "dst"), data)
@@ -575,12 +575,13 @@ func TestVerifyReadsPastTheCache(t *testing.T) {
 			checked = i
 		case c.name == "pread64" && readFd != "" && strings.HasPrefix(c.args, readFd+"<") && read < 0:
 			read = i
-		case strings.HasPrefix(c.name, "rename"):
+		case strings.HasPrefix(c.name, "rename"), c.name == "linkat" && strings.Contains(c.args, `"dst"`):
+			// A new DEST is linked in under its own name.
 			renamed = i
 		}
 	}
 	if !(flushed >= 0 && flushed < opened && opened < dropped && dropped < checked && checked < read && read < renamed) {
-		t.Errorf("want fdatasync (%d), open read-only (%d), POSIX_FADV_DONTNEED (%d), mincore (%d), pread64 (%d), rename (%d) in this order:\n%s",
+		t.Errorf("want fdatasync (%d), open read-only (%d), POSIX_FADV_DONTNEED (%d), mincore (%d), pread64 (%d), rename or link (%d) in this order:\n%s",
 			flushed, opened, dropped, checked, read, renamed, raw)
 	}
 }

@@ -104,6 +104,9 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 	}
 	for _, p := range points {
 		for _, existing := range []bool{true, false} {
+			if p.name == "rename" && !existing {
+				continue // a new DEST is linked in under its own name: no rename (the linkat point)
+			}
 			name := p.name + "/new"
 			if existing {
 				name = p.name + "/existing"

@@ -400,16 +400,17 @@ func TestOddDestMessages(t *testing.T) {
 	// hold.
 	wantSuccess(t, fastcp(t, dir, "f", "/proc/self/comm"))
 	// A DEST that became a directory while its copy was written: cp's
-	// message, not the rename's "File exists" or "Is a directory".
+	// message, not the link's "File exists". (A new DEST is linked in
+	// under its own name: strace holds that linkat.)
 	faultReady(t)
 	ready := make(chan traced, 1)
 	go func() {
 		ready <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
-			[]string{"-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:delay_enter=1000000:when=1"},
+			[]string{"-e", "trace=linkat", "-e", "inject=linkat:delay_enter=1000000:when=1"},
 			"f", "d")
 	}()
 	deadline := time.Now().Add(30 * time.Second)
-	for len(tempFiles(t, dir)) == 0 {
+	for len(openTempsAnywhere(dir)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no temporary file appeared")
 		}

@@ -157,6 +157,8 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 		switch de.Op {
 		case "rename":
 			return fmt.Sprintf("cannot replace %s: %s", Quote(dst), ErrText(de.Err))
+		case "create":
+			return fmt.Sprintf("cannot create regular file %s: %s", Quote(dst), ErrText(de.Err))
 		case "close":
 			return fmt.Sprintf("failed to close %s: %s", Quote(dst), ErrText(de.Err))
 		}
