@@ -194,3 +194,38 @@ func TestUnnamedNewDest(t *testing.T) {
 		})
 	}
 }
+
+// Where linkat refuses AT_EMPTY_PATH (before Linux 6.10 without
+// CAP_DAC_READ_SEARCH), the unnamed file is linked in through
+// /proc/self/fd.
+func TestLinkFdThroughProc(t *testing.T) {
+	dir := t.TempDir()
+	if !tmpfileWorks(t, dir) {
+		t.Skipf("no O_TMPFILE in %s", dir)
+	}
+	was := emptyPathRefused.Load()
+	emptyPathRefused.Store(true)
+	defer emptyPathRefused.Store(was)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("through /proc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := linkFd(fd, dfd, "linked"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "linked")); err != nil || string(b) != "through /proc" {
+		t.Errorf("linked file holds %q, %v", b, err)
+	}
+	if err := linkFd(fd, dfd, "linked"); !errors.Is(err, unix.EEXIST) {
+		t.Errorf("a second link to a taken name: %v, want EEXIST", err)
+	}
+}
