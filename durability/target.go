@@ -14,7 +14,15 @@
 //	copy -> fdatasync/fsync the temporary file -> [verify] -> close
 //	     -> rename it over DEST -> fsync DEST's directory
 //
-// The data must be on the device before the rename is (ext4's
+// An unnamed (O_TMPFILE) temporary file is linked in before the close,
+// which needs its descriptor: under its temporary name, then renamed, or
+// under DEST's own name when there was no DEST (the link is then the
+// rename; a close that fails unlinks DEST again):
+//
+//	copy -> fdatasync/fsync -> [verify] -> linkat -> close
+//	     -> [rename over DEST] -> fsync DEST's directory
+//
+// The data must be on the device before the rename or link is (ext4's
 // auto_da_alloc hides a missing fsync for renames over an existing file,
 // xfs and btrfs do not), and the rename itself is only durable once the
 // directory holding the new entry was fsynced: "Calling fsync() does not
