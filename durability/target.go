@@ -416,9 +416,11 @@ func (d *Destination) WrittenDirect(off, n int64) error {
 // nothing to drop or verify): it reports any writeback error seen during the
 // copy, flushes the file as the --sync mode says, verifies it, closes it (a
 // close error is a failure: NFS and some FUSE filesystems report write errors
-// there), renames the temporary file over Path and fsyncs Path's directory.
-// Attributes must be set on File before. On an error before the rename the
-// temporary file is removed and Path is untouched; no step is retried.
+// there), renames the temporary file over Path (an unnamed one is linked in
+// first, under Path itself when there was no DEST: see the package comment)
+// and fsyncs Path's directory. Attributes must be set on File before. On an
+// error before the rename the temporary file is removed and Path is
+// untouched; no step is retried.
 func (d *Destination) Commit(src *os.File) error {
 	if d.done {
 		return errors.New("destination already finished")
