@@ -1,8 +1,6 @@
 package copier
 
 import (
-	"strconv"
-
 	"fastcp/internal/sysx"
 
 	"golang.org/x/sys/unix"
@@ -37,7 +35,7 @@ var (
 	// through the /proc/self/fd magic link: no name another user could
 	// swap is resolved.
 	reopen = func(fd, flags int) (int, error) {
-		return unix.Open("/proc/self/fd/"+strconv.Itoa(fd), flags|unix.O_CLOEXEC, 0)
+		return unix.Open(sysx.FdPath(fd, ""), flags|unix.O_CLOEXEC, 0)
 	}
 	mmap   = unix.Mmap
 	munmap = unix.Munmap

@@ -1,7 +1,6 @@
 package cp
 
 import (
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -162,15 +161,9 @@ func (d *dir) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// procPath names name in d for the calls that have no *at form (the
-// l*xattr calls, chmod of an O_PATH descriptor): /proc/self/fd/N/NAME
-// resolves N to the directory d holds, not to a name.
-func procPath(fd int, name string) string {
-	if name == "" {
-		return fmt.Sprintf("/proc/self/fd/%d", fd)
-	}
-	return fmt.Sprintf("/proc/self/fd/%d/%s", fd, name)
-}
+// procPath names name in the directory fd (or fd itself, for "") for the
+// calls that have no *at form (sysx.FdPath).
+var procPath = sysx.FdPath
 
 type devIno struct{ dev, ino uint64 }
 

@@ -114,10 +114,9 @@ type Destination struct {
 	Stat *unix.Stat_t
 	temp string // the temporary file's path; "" when in place, or while it has no name
 	done bool
-	// inPlace: File is DEST itself. unnamed: File is an O_TMPFILE file,
-	// which Commit links in under a temporary name; id is its identity.
-	inPlace, unnamed bool
-	id               identity
+	// unnamed: File is an O_TMPFILE file, which Commit links in (its
+	// identity is Stat's).
+	unnamed bool
 
 	session *Session
 	dir     *dirHandle // DEST's directory; nil when writing in place
@@ -177,7 +176,7 @@ func (d *Destination) Stats() Stats {
 }
 
 // InPlace reports whether the copy writes into Path itself.
-func (d *Destination) InPlace() bool { return d.inPlace }
+func (d *Destination) InPlace() bool { return d.opts.InPlace }
 
 // TempPath returns the temporary file's path: "" when in place, and for an
 // unnamed (O_TMPFILE) file until Commit links it in.
@@ -247,10 +246,10 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		}
 		// In place, dir (if any) is only DEST's directory, for the
 		// directory fsync and the read-back of --verify.
-		d.File, d.dir, d.base, d.inPlace = f, dir, base, true
+		d.File, d.dir, d.base = f, dir, base
 		o.Session.writingInPlace(d, true)
 	} else if f, tst := createUnnamed(dir, flags, o.Named); f != nil {
-		d.File, d.dir, d.base, d.unnamed, d.id = f, dir, base, true, identityOf(tst)
+		d.File, d.dir, d.base, d.unnamed = f, dir, base, true
 		st = tst
 		if !o.FreshDir && firstTempTaken(dir, base) {
 			d.swept = o.Session.sweep(dir, base, "")
@@ -334,7 +333,7 @@ func (d *Destination) Abort() {
 	d.wb.abandon()
 	d.abandonSourceSums()
 	if d.opts.NoCache {
-		if d.inPlace && d.syncable() {
+		if d.opts.InPlace && d.syncable() {
 			// In place: drop what is already clean; dirty pages stay
 			// (POSIX_FADV_DONTNEED never discards them).
 			fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
@@ -370,7 +369,7 @@ func (d *Destination) release() {
 		d.lockFd = -1
 	}
 	d.dir.close()
-	if d.inPlace {
+	if d.opts.InPlace {
 		d.session.writingInPlace(d, false)
 	}
 }
@@ -453,7 +452,7 @@ func (d *Destination) Commit(src *os.File) error {
 	case d.unnamed:
 		// Complete: it gets its temporary name now, and is renamed
 		// over DEST below.
-		e, err := nameTemp(d.session, d.dir, d.base, d.fd, d.id)
+		e, err := nameTemp(d.session, d.dir, d.base, d.fd, identityOf(d.Stat))
 		if err != nil {
 			closeFile(d.File)
 			d.release()
@@ -468,7 +467,7 @@ func (d *Destination) Commit(src *os.File) error {
 		_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
 	}
 	if err := closeFile(d.File); err != nil {
-		if linked && entryIs(d.dir.fd, d.base, d.id) {
+		if linked && entryIs(d.dir.fd, d.base, identityOf(d.Stat)) {
 			// A write error the close reported: DEST goes again, as
 			// it was (absent).
 			unlinkat(d.dir.fd, d.base, 0)

@@ -3,7 +3,6 @@ package durability
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -388,7 +387,7 @@ func linkFd(fd, dirfd int, name string) error {
 		}
 	}
 	err := ignoringEINTR(func() error {
-		return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), dirfd, name, unix.AT_SYMLINK_FOLLOW)
+		return unix.Linkat(unix.AT_FDCWD, sysx.FdPath(fd, ""), dirfd, name, unix.AT_SYMLINK_FOLLOW)
 	})
 	if err == nil {
 		emptyPathRefused.Store(true)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +75,7 @@ func (d *Destination) verify(src *os.File) error {
 	// inode; an unnamed one through /proc/self/fd; in place, DEST.
 	dirfd, name, flags := unix.AT_FDCWD, d.Path, 0
 	if d.unnamed {
-		name = fmt.Sprintf("/proc/self/fd/%d", d.fd)
+		name = sysx.FdPath(d.fd, "")
 	} else if d.entry != nil {
 		dirfd, name, flags = d.dir.fd, d.entry.name, unix.O_NOFOLLOW
 	} else if d.dir != nil {

@@ -6,6 +6,7 @@ package sysx
 
 import (
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,4 +53,17 @@ func Open(path string, flags int, perm os.FileMode) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// FdPath names the open file fd, or with name the entry name of the open
+// directory fd, through the /proc/self/fd magic link, for the calls that
+// take a path but no descriptor (the l*xattr calls, chmod of an O_PATH
+// descriptor, a second open, linkat of an unnamed file): the link resolves
+// to what fd holds, not to a name another user could swap.
+func FdPath(fd int, name string) string {
+	p := "/proc/self/fd/" + strconv.Itoa(fd)
+	if name != "" {
+		p += "/" + name
+	}
+	return p
 }
