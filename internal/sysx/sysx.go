@@ -1,6 +1,6 @@
 // Package sysx holds the system-call helpers that more than one package of
 // fastcp needs: the EINTR retry, an open that bypasses the runtime poller,
-// page-cache eviction and residency (mincore). It imports only the standard
+// page-cache eviction and residency (mincore), /proc/self/fd paths. It imports only the standard
 // library and golang.org/x/sys/unix, so every other package may import it.
 package sysx
 
