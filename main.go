@@ -12,12 +12,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"fastcp/benchmark"
 	"fastcp/cp"
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 )
 
@@ -43,7 +46,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 			ue = &flags.UsageError{Msg: err.Error()}
 		}
 		out.Usage(ue.Msg, ue.Hint)
-		return 2
+		return 1
 	}
 	if opts.Help {
 		io.WriteString(stdout, flags.Help(out.Prog()))
@@ -76,10 +79,16 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 
 	if ue := cp.CheckUsage(opts); ue != nil {
 		out.Usage(ue.Msg, ue.Hint)
-		return 2
+		return 1
 	}
 	failed := cp.Run(opts, out, stdin, session)
+	stop()
 	if err := out.WriteErr(); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			// The reader of stdout is gone (-v | head) and every copy
+			// is finished: cp's death by SIGPIPE, without a message.
+			die(syscall.SIGPIPE)
+		}
 		out.Errorf("write error: %s", output.ErrText(err))
 		return 1
 	}
@@ -97,23 +106,32 @@ func versionString() string {
 }
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove the temporary files
-// in progress before the process exits with 128+signal (130, 143, 129):
-// without signal.Notify, Go would die without running any cleanup. A signal
-// the caller ignores stays ignored, as it would for cp: nohup sets SIGHUP
-// so, and a shell sets SIGINT so for a background job.
+// in progress, then kill the process with the same signal, as cp dies of
+// it: the shell sees a death by signal (a loop stops at the first Ctrl-C,
+// $? reads 130, 143 or 129), where an exit(130) would tell it the signal
+// was handled. Without signal.Notify, Go would die without any cleanup. A
+// signal the caller ignores stays ignored, as it would for cp: nohup sets
+// SIGHUP so, and a shell sets SIGINT so for a background job.
+//
+// SIGPIPE is caught too: the runtime turns EPIPE on stdout (-v into a
+// closed pipe) and a write into a pipe DEST whose reader left into that
+// signal. The -v and --debug lines are printed once their file is
+// complete, so the files being copied then are cleaned up and fastcp dies
+// of SIGPIPE, as cp does. (The runtime installs its own SIGPIPE handler
+// even when the caller ignored it, so that case cannot be told apart.)
 func handleSignals(out *output.Output, session *durability.Session) (stop func()) {
 	c := make(chan os.Signal, 1)
-	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
 		if !signal.Ignored(s) {
 			signal.Notify(c, s)
 		}
 	}
-	// A closed stdout (-v into `head`) must be an error, not a silent death.
-	signal.Ignore(syscall.SIGPIPE)
+	var handling sync.Mutex
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-c:
+			handling.Lock()
 			left := session.Interrupt()
 			out.Freeze()
 			for _, k := range left.Kept {
@@ -122,7 +140,7 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 			for _, dest := range left.Partial {
 				out.InterruptedInPlace(dest)
 			}
-			os.Exit(128 + int(s.(syscall.Signal)))
+			die(s.(syscall.Signal))
 		case <-done:
 		}
 	}()
@@ -130,8 +148,27 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 	// signal.Notify costs a round trip per signal to the runtime's
 	// signal-mask thread (about 0.5 ms of a 12 ms small copy), and the
 	// process exits right after. A signal that comes in between finds the
-	// channel full or unread and is dropped: the copies are finished.
+	// channel full or unread and is dropped: the copies are finished. A
+	// signal already being handled keeps stop waiting until the handler
+	// has killed the process, so it never exits 0 in the middle.
+	var once sync.Once
 	return func() {
-		close(done)
+		once.Do(func() {
+			close(done)
+			handling.Lock()
+		})
 	}
+}
+
+// die kills the process with s, by its default action: signal.Reset stops
+// the runtime's delivery to the channel, and s gets SIG_DFL before it is
+// raised again (the runtime's own handler ignores a SIGPIPE nobody wants).
+func die(s syscall.Signal) {
+	signal.Reset(s)
+	sysx.DefaultAction(s)
+	syscall.Kill(syscall.Getpid(), s)
+	// The signal is pending on some thread; it ends the process at once.
+	// Should it not, the exit status still says which signal it was.
+	time.Sleep(time.Second)
+	os.Exit(128 + int(s))
 }

@@ -21,7 +21,7 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("--help: %d %q", code, out)
 	}
 	code, out, errs := run("--frobnicate")
-	if code != 2 || out != "" || errs != "fastcp: unrecognized option '--frobnicate'\nTry 'fastcp --help' for more information.\n" {
+	if code != 1 || out != "" || errs != "fastcp: unrecognized option '--frobnicate'\nTry 'fastcp --help' for more information.\n" {
 		t.Errorf("usage error: %d %q %q", code, out, errs)
 	}
 }

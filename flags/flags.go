@@ -1,6 +1,6 @@
 // Package flags turns fastcp's argv into Options, following ../shared/CLI.md:
 // GNU-style options parsed with pflag, bundled short options, "--", and
-// cp's rules where options interact. Usage errors are *UsageError (exit 2).
+// cp's rules where options interact. Usage errors are *UsageError (exit 1, as cp).
 package flags
 
 import (
@@ -148,7 +148,7 @@ type Options struct {
 	Operands []string
 }
 
-// UsageError is a command line that cannot be run: exit status 2, the
+// UsageError is a command line that cannot be run: exit status 1, the
 // message, then a hint line naming the fix.
 type UsageError struct {
 	Msg  string

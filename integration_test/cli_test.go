@@ -116,7 +116,7 @@ func TestSourceErrors(t *testing.T) {
 	}
 }
 
-// TestUsageErrors checks that a command line that cannot run exits 2, says
+// TestUsageErrors checks that a command line that cannot run exits 1 (as cp), says
 // why on stderr and ends with the pointer to --help, prints nothing on
 // stdout and creates nothing.
 func TestUsageErrors(t *testing.T) {
@@ -145,7 +145,7 @@ func TestUsageErrors(t *testing.T) {
 			mustMkdir(t, join(dir, "D"))
 			writeFile(t, join(dir, "a"), []byte("a\n"), 0o644)
 			r := fastcp(t, dir, c.args...)
-			wantFailure(t, r, 2, "")
+			wantFailure(t, r, 1, "")
 			ls := lines(r.stderr)
 			if len(ls) < 2 {
 				t.Fatalf("want a message and the hint on stderr, got %q", r.stderr)
@@ -223,7 +223,7 @@ func TestProgramName(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"nope", "x"}, 1, "cp: cannot stat 'nope': No such file or directory\n"},
-		{nil, 2, "cp: missing file operand\nTry 'cp --help' for more information.\n"},
+		{nil, 1, "cp: missing file operand\nTry 'cp --help' for more information.\n"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 		cmd := exec.CommandContext(ctx, join(bin, "cp"), c.args...)

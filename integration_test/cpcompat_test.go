@@ -672,8 +672,8 @@ func ccRunScenario(t *testing.T, sc ccScenario, base, bin string) {
 		if rc.code != 1 {
 			t.Errorf("scenario: GNU cp exited %d on this usage error, expected 1", rc.code)
 		}
-		if rf.code != 2 {
-			t.Errorf("exit status: fastcp %d, want 2 for a usage error (GNU cp: 1)", rf.code)
+		if rf.code != 1 {
+			t.Errorf("exit status: fastcp %d, want 1 for a usage error, as GNU cp", rf.code)
 		}
 	default:
 		if rc.code != sc.code && !sc.anyCode {

@@ -672,21 +672,40 @@ func mustMkdir(t testing.TB, dir string) string {
 // join is filepath.Join.
 var join = filepath.Join
 
-// wantSignalHandled checks cmd.Wait's err for a fastcp sent the signal
-// named sig: it must have caught it and exited with code, not died of it.
-func wantSignalHandled(t testing.TB, err error, sig string, code int, stderr string) {
+// wantSignalDeath checks cmd.Wait's err for a fastcp sent the signal
+// named sig: it must have cleaned up and then died of that signal, as cp
+// does, so that a shell sees a signal death (wait status 128+signal) and
+// stops its loop or script.
+func wantSignalDeath(t testing.TB, err error, sig string, code int, stderr string) {
 	t.Helper()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 		t.Errorf("fastcp exited 0 after %s", sig)
 	case errors.As(err, &ee):
-		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-			t.Errorf("fastcp died of %v instead of handling it and exiting %d", ws.Signal(), code)
-		} else if ee.ExitCode() != code {
-			t.Errorf("exit status %d after %s, want %d; stderr %q", ee.ExitCode(), sig, code, stderr)
+		if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() {
+			t.Errorf("fastcp exited %d after %s instead of dying of it; stderr %q", ee.ExitCode(), sig, stderr)
+		} else if 128+int(ws.Signal()) != code {
+			t.Errorf("fastcp died of %v after %s, want status %d; stderr %q", ws.Signal(), sig, code, stderr)
 		}
 	default:
 		t.Fatal(err)
 	}
+}
+
+// waitStatus is the shell's $? for cmd.Wait's err: the exit status, or
+// 128+signal for a death by a signal (strace ends itself with the signal
+// its tracee died of, so a traced fastcp's death reads the same).
+func waitStatus(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
 }

@@ -305,7 +305,7 @@ func TestSetIDBitsAfterReplace(t *testing.T) {
 
 // TestInterruptedInPlaceSaysPartial: SIGINT, SIGTERM or SIGHUP during an
 // --inplace copy leave DEST holding part of the copy, and fastcp says so
-// before it exits 128+signal.
+// before it dies of the signal.
 func TestInterruptedInPlaceSaysPartial(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -177,8 +177,8 @@ func (s *slowRun) tracee() int {
 }
 
 // signal sends sig to fastcp and waits for strace to end; it returns
-// fastcp's exit status (strace exits with its tracee's) or -1 if it died of
-// a signal.
+// fastcp's wait status as a shell reads it (waitStatus: 128+signal for a
+// death by a signal).
 func (s *slowRun) signal(t *testing.T, sig syscall.Signal) int {
 	t.Helper()
 	p := s.tracee()
@@ -199,12 +199,8 @@ func (s *slowRun) wait(t *testing.T) int {
 		if err == nil {
 			return 0
 		}
-		if ee, ok := err.(*exec.ExitError); ok {
-			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-				return -1
-			}
-			// strace reports a tracee killed by a signal as 128+signal.
-			return ee.ExitCode()
+		if code := waitStatus(err); code >= 0 {
+			return code
 		}
 		t.Fatal(err)
 	case <-time.After(runTimeout):

@@ -27,7 +27,7 @@ func waitFor(cond func() bool) bool {
 // TestSignalRemovesTemp interrupts a copy in progress (a FIFO source whose
 // writer stays silent after 100 KiB) with SIGINT, SIGTERM and SIGHUP. While
 // it runs, the data goes to a 0600 temporary file with no name (O_TMPFILE)
-// in DEST's directory; afterwards fastcp has exited 128+signal, nothing is
+// in DEST's directory; afterwards fastcp has died of the signal, nothing is
 // left and the existing DEST is untouched.
 func TestSignalRemovesTemp(t *testing.T) {
 	t.Parallel()
@@ -84,7 +84,7 @@ func TestSignalRemovesTemp(t *testing.T) {
 			err := cmd.Wait()
 			release()
 			waitFIFOPeer(t, fifo, wrote)
-			wantSignalHandled(t, err, c.name, c.code, stderr.String())
+			wantSignalDeath(t, err, c.name, c.code, stderr.String())
 			if stdout.Len() != 0 {
 				t.Errorf("stdout: %q", stdout.String())
 			}

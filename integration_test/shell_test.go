@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+
+package integration_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shellCmd is bash -c script with $0 set to the fastcp binary, in dir, in a
+// session and process group of its own (setsid), as a terminal's shell
+// would start a job: the test can signal the whole group as a Ctrl-C does.
+func shellCmd(ctx context.Context, t testing.TB, dir, script string, args ...string) *exec.Cmd {
+	t.Helper()
+	bash := needTool(t, "bash")
+	cmd := exec.CommandContext(ctx, bash, append([]string{"-c", script, setup.Bin}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// TestCtrlCStopsLoop is the Ctrl-C of a terminal (SIGINT to the foreground
+// process group) during the first copy of a shell loop: fastcp must die of
+// the signal, so that bash, which waits for it, ends the loop and dies of
+// SIGINT too. A fastcp that exited 130 would have "handled" it, and bash
+// would go on to copy the next files.
+func TestCtrlCStopsLoop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := join(dir, "first")
+	mkfifo(t, fifo)
+	writeFile(t, join(dir, "second"), []byte("second\n"), 0o644)
+	writeFile(t, join(dir, "third"), []byte("third\n"), 0o644)
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	defer release()
+	wrote := fifoWriter(fifo, randomBytes(64<<10, "loop"), hold)
+
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := shellCmd(ctx, t, dir, `for f in first second third; do "$0" "$f" "copy-$f"; done; echo loop-ended`)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var pid int
+	if !waitFor(func() bool {
+		pid = traceePid(cmd.Process.Pid)
+		if pid == 0 {
+			return false
+		}
+		_, ok := openTempWithData(pid, dir)
+		return ok
+	}) {
+		t.Fatalf("the first copy did not start; stderr %q", stderr.String())
+	}
+	// The process group of the job: bash and fastcp, as the terminal
+	// driver sends a Ctrl-C.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	release()
+	waitFIFOPeer(t, fifo, wrote)
+	if got := waitStatus(err); got != 130 {
+		t.Errorf("bash's wait status %d, want 130 (died of SIGINT); stdout %q, stderr %q", got, stdout.String(), stderr.String())
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		t.Errorf("bash did not die of SIGINT (%v): the loop took fastcp's status for a handled signal", err)
+	}
+	for _, name := range []string{"copy-first", "copy-second", "copy-third"} {
+		if _, err := os.Lstat(join(dir, name)); err == nil {
+			t.Errorf("%s exists: the loop went on after Ctrl-C", name)
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout %q: the loop ran to its end", stdout.String())
+	}
+	assertNoTemps(t, dir)
+}
+
+// TestSignalStatusSeenByShell: a shell that waits for fastcp reads a
+// death by the signal in $? (128+N), for SIGINT (restored to the default
+// with env --default-signal, since a background job of a non-interactive
+// shell starts with it ignored), SIGTERM and SIGHUP.
+func TestSignalStatusSeenByShell(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+		want string
+	}{
+		{"SIGINT", syscall.SIGINT, "130"},
+		{"SIGTERM", syscall.SIGTERM, "143"},
+		{"SIGHUP", syscall.SIGHUP, "129"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fifo := join(dir, "src")
+			mkfifo(t, fifo)
+			hold := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			defer release()
+			wrote := fifoWriter(fifo, randomBytes(64<<10, "status"), hold)
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := shellCmd(ctx, t, dir, `env --default-signal=INT "$0" src dst & wait $!; echo "status $?"`)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			var pid int
+			if !waitFor(func() bool {
+				pid = traceePid(cmd.Process.Pid)
+				if pid == 0 {
+					return false
+				}
+				_, ok := openTempWithData(pid, dir)
+				return ok
+			}) {
+				t.Fatalf("the copy did not start; stderr %q", stderr.String())
+			}
+			if err := syscall.Kill(pid, c.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			release()
+			waitFIFOPeer(t, fifo, wrote)
+			// bash may report the job's death on stderr ("Hangup").
+			if err != nil || stdout.String() != "status "+c.want+"\n" || strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("%v, stdout %q, stderr %q: want the shell to read status %s", err, stdout.String(), stderr.String(), c.want)
+			}
+			if _, err := os.Lstat(join(dir, "dst")); err == nil {
+				t.Error("dst exists after the signal")
+			}
+			assertNoTemps(t, dir)
+		})
+	}
+}
+
+// TestVerboseIntoHead: fastcp -rv into `head -n 1` dies of SIGPIPE (bash's
+// PIPESTATUS 141) as cp does, says nothing on stderr ("write error" is for
+// a stdout that fails otherwise), and every file it left in the copy is
+// complete, with no temporary file.
+func TestVerboseIntoHead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tree := mustMkdir(t, join(dir, "tree"))
+	const n = 2000
+	for i := range n {
+		writeFile(t, join(tree, fmt.Sprintf("file-with-a-name-long-enough-to-fill-the-pipe-%04d", i)), []byte(fmt.Sprint(i)), 0o644)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := shellCmd(ctx, t, dir, `"$0" -rv tree copy | head -n 1; echo "status ${PIPESTATUS[0]}"`)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != "'tree' -> 'copy'\nstatus 141\n" || stderr.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q: want one line, then status 141 and no message", stdout.String(), stderr.String())
+	}
+	ents, err := os.ReadDir(join(dir, "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) == n {
+		t.Logf("all %d files were copied before the SIGPIPE", n)
+	}
+	for _, e := range ents {
+		want, err := os.ReadFile(join(tree, e.Name()))
+		if err != nil {
+			t.Errorf("%s in the copy: %v", e.Name(), err)
+			continue
+		}
+		assertFileBytes(t, join(dir, "copy", e.Name()), want)
+	}
+	assertNoTemps(t, join(dir, "copy"))
+}
