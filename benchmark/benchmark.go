@@ -168,8 +168,9 @@ const (
 const rowBudget = 3 * time.Second
 
 // syncFileBytes caps the file section 3 copies: the O_SYNC and O_DSYNC rows
-// with copy_file_range, sendfile or splice move 10-25 MB/s on a disk that
-// writes 800 MB/s, so one run of a 256 MiB file would take 10-25 s alone.
+// with copy_file_range, sendfile or splice move a few percent of the
+// disk's speed (docs/measurements.md), so one run of a large file would take
+// longer than the rest of the section.
 // A larger test file is replaced by a fresh random file of this size (the
 // section header says so).
 const syncFileBytes = 32 << 20
@@ -702,7 +703,7 @@ func (b *bench) durableCopy(spec rowSpec, src *os.File) (sample, error) {
 			err = dest.Commit(src)
 			st := dest.Stats()
 			s.dur = DurabilityStats{
-				Flush: spec.sync.FlushOp(), DirSyncS: st.DirSync.Seconds(),
+				Flush: string(spec.sync.FlushOp()), DirSyncS: st.DirSync.Seconds(),
 				WritebackCalls: st.WritebackCalls, BackgroundFlushes: st.BackgroundFlushes,
 			}
 			if s.dur.Flush != "" {

@@ -1,6 +1,7 @@
 // Package copier moves the bytes of one file into another, in kernel space
-// where the kernel allows it: FICLONE reflinks, copy_file_range, sendfile,
-// splice through a pipe, and a read/write loop as the last resort. Offsets are
+// where the kernel allows it: FICLONE reflinks, copy_file_range, O_DIRECT
+// reads and writes (direct.go), sendfile, splice through a pipe, and a
+// read/write loop as the last resort. Offsets are
 // explicit, so a mechanism refused part-way hands over to the next one at the
 // exact offset it reached; holes are walked with SEEK_DATA/SEEK_HOLE.
 package copier

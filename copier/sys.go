@@ -57,8 +57,9 @@ const (
 )
 
 // retry calls f until it fails with something other than EINTR
-// (sysx.Retry): EINTR is retried here, in the innermost helper, and nowhere
-// else. Every attempt is counted as a system call.
+// (sysx.Retry), counting every attempt as a system call. The strategies'
+// calls go through it; the background checkpoint flush and direct.go's
+// loops, which count nothing, retry EINTR themselves.
 func retry[T any](calls *int64, f func() (T, error)) (T, error) {
 	return sysx.Retry(func() (T, error) {
 		*calls++

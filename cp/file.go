@@ -379,7 +379,7 @@ func (a *app) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 			// would have on DEST itself.
 			a.keepDestXattrs(t, destPath, dst, name)
 			// The set-ID bits only where a write into DEST would keep
-			// them (issue 12, finding 8).
+			// them.
 			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
@@ -551,7 +551,7 @@ func createDest(ex destInfo, o durability.Options) (*durability.Destination, err
 // EISDIR, or EEXIST or ENOTEMPTY for a directory with entries.
 func becameDir(err error, d *dir, name string) bool {
 	var de *durability.Error
-	if !errors.As(err, &de) || de.Op != "rename" && de.Op != "create" ||
+	if !errors.As(err, &de) || de.Op != durability.OpRename && de.Op != durability.OpCreate ||
 		!(errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
 		return false
 	}

@@ -283,7 +283,7 @@ func TestCommitOrder(t *testing.T) {
 				// flush.
 				want = []string{"opendir " + dir, "start 0+1048576", "start 1048576+1048576", "wait 0+1048576",
 					"start 2097152+1048576", "wait 1048576+1048576",
-					m.FlushOp() + " file", "close", "rename", "fsync dir"}
+					string(m.FlushOp()) + " file", "close", "rename", "fsync dir"}
 			} else {
 				want = []string{"opendir " + dir, "close", "rename"}
 			}

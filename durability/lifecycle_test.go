@@ -68,7 +68,7 @@ func TestTempFileMarkedWhileWritten(t *testing.T) {
 
 // Another run (or a user) replaced the temporary name with a file of its
 // own: Abort leaves that file alone, Commit does not rename it over DEST,
-// and Interrupt does not remove it. (Issue 12, finding 2: the abort of one
+// and Interrupt does not remove it. (Once the abort of one
 // copy removed a second copy's file, which then renamed a third's data.)
 func TestTempFileBelongsToItsInode(t *testing.T) {
 	for _, end := range []string{"abort", "commit", "interrupt"} {
@@ -172,8 +172,8 @@ func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
 // The sweep removes a temporary file only when it carries the mark and
 // nobody holds its lock; what it cannot judge it keeps and reports; a
 // file without the mark may be a user's: it is kept and reported as
-// unmarked. (Issue 12, finding 3: a user's .fastcp-foo.000000000000 was
-// deleted.)
+// unmarked. (A user's .fastcp-foo.000000000000 must not
+// be deleted.)
 func TestSweep(t *testing.T) {
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "dst")

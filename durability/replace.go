@@ -85,7 +85,7 @@ func replaceIn(s *Session, dir *dirHandle, base string, create, finish func(Entr
 			}
 		}
 		if err := s.commit(e, base); err != nil {
-			return swept, &Error{Op: "rename", Err: err}
+			return swept, &Error{Op: OpRename, Err: err}
 		}
 		return swept, nil
 	}

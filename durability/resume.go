@@ -26,7 +26,7 @@ import (
 // unchanged, and the checkpoint lies within the source and the file. Any
 // other leftover is started over. The xattr is written again at every
 // checkpoint and, on SIGINT, SIGTERM or SIGHUP, once more after a last
-// fdatasync (RemoveTempsForExit), so that the next run loses nothing.
+// fdatasync (Session.Interrupt), so that the next run loses nothing.
 //
 // What the record cannot tell: a source rewritten in place whose size,
 // mtime and ctime all came out the same (ctime cannot be set by a user,
@@ -136,7 +136,7 @@ func (k *keeper) write(off int64) error {
 	r := k.rec
 	r.Checkpoint = off
 	if err := ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) }); err != nil {
-		return &Error{Op: "setxattr " + ResumeXattr, Err: err}
+		return &Error{Op: OpSetxattrResume, Err: err}
 	}
 	k.rec = r
 	return nil
@@ -163,7 +163,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 	}
 	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return &Error{Op: "fcntl", Err: err}
+		return &Error{Op: OpFcntl, Err: err}
 	}
 	err = ignoringEINTR(func() error { return fsetxattr(fd, ResumeXattr, r.encode(), 0) })
 	if err != nil {
@@ -174,7 +174,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 			// EPERM: user xattrs refused on this kind of file.
 			return fmt.Errorf("%w (%s)", ErrNoXattrs, unix.ErrnoName(err.(unix.Errno)))
 		}
-		return &Error{Op: "setxattr " + ResumeXattr, Err: err}
+		return &Error{Op: OpSetxattrResume, Err: err}
 	}
 	k := &keeper{fd: fd, rec: r, reached: reached, dest: d.Path}
 	d.session.keep(d.entry, k)
@@ -220,13 +220,13 @@ func (k *keeper) keepForExit(temp string) Kept {
 	}
 	// Everything below off was written before this call: the flush covers it.
 	if err := ignoringEINTR(func() error { return fdatasync(k.fd) }); err != nil {
-		kept.Err = &Error{Op: "fdatasync", Err: err}
+		kept.Err = &Error{Op: OpFdatasync, Err: err}
 		return kept
 	}
 	r := k.rec
 	r.Checkpoint = off
 	if err := ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) }); err != nil {
-		kept.Err = &Error{Op: "setxattr " + ResumeXattr, Err: err}
+		kept.Err = &Error{Op: OpSetxattrResume, Err: err}
 		return kept
 	}
 	kept.Done = off

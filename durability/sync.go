@@ -56,12 +56,12 @@ func (m SyncMode) OpenFlags() int {
 // O_DSYNC modes still flush: reflink, copy_file_range and sendfile do not
 // go through the write path that honours those flags on every filesystem,
 // and a flush of a file with nothing dirty costs little.
-func (m SyncMode) FlushOp() string {
+func (m SyncMode) FlushOp() Op {
 	switch m {
 	case SyncData, SyncODSync:
-		return "fdatasync"
+		return OpFdatasync
 	case SyncFull, SyncOSync:
-		return "fsync"
+		return OpFsync
 	}
 	return ""
 }
@@ -70,9 +70,9 @@ func (m SyncMode) FlushOp() string {
 // after a failed fsync the kernel may have marked the pages clean (or
 // dropped them) and a second call returns 0 with the data lost (fsync(2),
 // NOTES; the PostgreSQL "fsyncgate" of 2018), so callers never call it again.
-func flush(fd int, op string) error {
+func flush(fd int, op Op) error {
 	call := fdatasync
-	if op == "fsync" {
+	if op == OpFsync {
 		call = fsync
 	}
 	return ignoringEINTR(func() error { return call(fd) })

@@ -446,7 +446,7 @@ func (d *Destination) Commit(src *os.File) error {
 		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.fd, d.base) }); err != nil {
 			closeFile(d.File)
 			d.release()
-			return &Error{Op: "create", Err: err}
+			return &Error{Op: OpCreate, Err: err}
 		}
 		linked = true
 	case d.unnamed:
@@ -456,7 +456,7 @@ func (d *Destination) Commit(src *os.File) error {
 		if err != nil {
 			closeFile(d.File)
 			d.release()
-			return &Error{Op: "create", Err: err}
+			return &Error{Op: OpCreate, Err: err}
 		}
 		d.entry, d.temp = e, e.path()
 	case d.entry != nil:
@@ -474,14 +474,14 @@ func (d *Destination) Commit(src *os.File) error {
 		}
 		d.removeTemp()
 		d.release()
-		return &Error{Op: "close", Err: err}
+		return &Error{Op: OpClose, Err: err}
 	}
 	if d.entry != nil {
 		err := d.session.commit(d.entry, d.base)
 		d.entry = nil
 		if err != nil {
 			d.release()
-			return &Error{Op: "rename", Err: err}
+			return &Error{Op: OpRename, Err: err}
 		}
 	}
 	defer d.release()
@@ -498,7 +498,7 @@ func (d *Destination) Commit(src *os.File) error {
 		}
 		d.stats.DirSync = time.Since(t)
 		if err != nil {
-			return &Error{Op: "fsync directory", Err: err}
+			return &Error{Op: OpFsyncDir, Err: err}
 		}
 	}
 	return nil
@@ -588,14 +588,3 @@ func dropSource(src *os.File) {
 	fadvise(int(src.Fd()), 0, 0, unix.FADV_DONTNEED)
 	runtime.KeepAlive(src)
 }
-
-// Error is a failure of the durability steps, naming the step.
-type Error struct {
-	// Op is the failed call: "sync_file_range", "fdatasync", "fsync",
-	// "verify", "close", "rename" or "fsync directory".
-	Op  string
-	Err error
-}
-
-func (e *Error) Error() string { return e.Op + ": " + e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }

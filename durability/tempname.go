@@ -15,8 +15,8 @@ const tempHexLen = 12
 // a dot and 12 hex digits. The first name tried for a path is always the
 // same (FirstTemp): a leftover of an interrupted copy then stands in the way
 // of the next copy to the same DEST, which finds it without listing the
-// directory (a listing takes 0.2 s with 200000 entries; the create costs
-// nothing more than it would anyway). The names after it are random: they
+// directory (a listing of a huge directory is slow, docs/measurements.md;
+// the create costs nothing more than it would anyway). The names after it are random: they
 // only need to make a collision unlikely (O_EXCL makes one harmless), so
 // math/rand/v2 is enough: crypto/rand's first use starts a timer and with it
 // the runtime poller (epoll, an eventfd, a thread), a cost paid by every run.

@@ -56,19 +56,19 @@ type sums struct {
 // but it cannot catch bad media under a block both files share.
 func (d *Destination) verify(src *os.File) error {
 	if src == nil {
-		return &Error{Op: "verify", Err: errors.New("no source to compare with")}
+		return &Error{Op: OpVerify, Err: errors.New("no source to compare with")}
 	}
 	var sst unix.Stat_t
 	if err := unix.Fstat(int(src.Fd()), &sst); err != nil {
-		return &Error{Op: "verify", Err: err}
+		return &Error{Op: OpVerify, Err: err}
 	}
 	runtime.KeepAlive(src)
 	st := sst.Mode & unix.S_IFMT
 	if st != unix.S_IFREG && st != unix.S_IFBLK {
-		return &Error{Op: "verify", Err: errors.New("the source is not a regular file: it cannot be read again")}
+		return &Error{Op: OpVerify, Err: errors.New("the source is not a regular file: it cannot be read again")}
 	}
 	if !d.syncable() {
-		return &Error{Op: "verify", Err: errors.New("the destination is not a regular file: it cannot be read back")}
+		return &Error{Op: OpVerify, Err: errors.New("the destination is not a regular file: it cannot be read back")}
 	}
 	// The file read back is the one written: the temporary name relative
 	// to DEST's directory, never followed, and checked to be the same
@@ -83,7 +83,7 @@ func (d *Destination) verify(src *os.File) error {
 	}
 	if beforeVerify != nil {
 		if err := beforeVerify(dirfd, name); err != nil {
-			return &Error{Op: "verify", Err: fmt.Errorf("test hook: %w", err)}
+			return &Error{Op: OpVerify, Err: fmt.Errorf("test hook: %w", err)}
 		}
 	}
 	// A block device destination is larger than the copy: compare only
@@ -101,7 +101,7 @@ func (d *Destination) verify(src *os.File) error {
 			}
 			runtime.KeepAlive(src)
 			if err != nil {
-				return &Error{Op: "verify", Err: err}
+				return &Error{Op: OpVerify, Err: err}
 			}
 		}
 	}
@@ -116,24 +116,24 @@ func (d *Destination) verify(src *os.File) error {
 	ss := <-srcDone
 	d.stats.VerifyRead = dst.how
 	if ss.err != nil {
-		return &Error{Op: "verify", Err: fmt.Errorf("reading the source: %w", ss.err)}
+		return &Error{Op: OpVerify, Err: fmt.Errorf("reading the source: %w", ss.err)}
 	}
 	if dst.err != nil {
-		return &Error{Op: "verify", Err: fmt.Errorf("reading the copy back: %w", dst.err)}
+		return &Error{Op: OpVerify, Err: fmt.Errorf("reading the copy back: %w", dst.err)}
 	}
 	if limit >= 0 && dst.size < ss.size {
-		return &Error{Op: "verify", Err: fmt.Errorf("%w: the device holds %d bytes, the source %d", ErrMismatch, dst.size, ss.size)}
+		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the device holds %d bytes, the source %d", ErrMismatch, dst.size, ss.size)}
 	}
 	for i := range min(len(ss.crcs), len(dst.crcs)) {
 		if ss.crcs[i] != dst.crcs[i] {
 			lo := int64(i) * verifyChunk
 			hi := min(lo+verifyChunk, ss.size, dst.size)
-			return &Error{Op: "verify", Err: fmt.Errorf("%w in bytes %d-%d: crc32c %08x in the source, %08x read back",
+			return &Error{Op: OpVerify, Err: fmt.Errorf("%w in bytes %d-%d: crc32c %08x in the source, %08x read back",
 				ErrMismatch, lo, hi-1, ss.crcs[i], dst.crcs[i])}
 		}
 	}
 	if ss.size != dst.size {
-		return &Error{Op: "verify", Err: fmt.Errorf("%w: the source has %d bytes, the copy %d", ErrMismatch, ss.size, dst.size)}
+		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the source has %d bytes, the copy %d", ErrMismatch, ss.size, dst.size)}
 	}
 	return nil
 }

@@ -9,9 +9,8 @@ import (
 )
 
 // Pipelined writeback. Left alone, the kernel starts writing a file's dirty
-// pages back only when they are dirty_expire_centisecs old (30 s) or the
-// dirty pages pass dirty_background_ratio (10% of memory, 2.4 GiB on a 24 GiB
-// machine), so `cp && sync` first fills the page cache at memory speed and
+// pages back only when they are dirty_expire_centisecs old or the dirty
+// pages pass dirty_background_ratio (a share of memory), so `cp && sync` first fills the page cache at memory speed and
 // only then writes everything at device speed: the two phases add up. With
 // sync_file_range(SYNC_FILE_RANGE_WRITE) on each window just written the
 // device is busy from the first window on, and the final fdatasync finds at
@@ -44,9 +43,9 @@ import (
 
 // Window, depth and flush interval, chosen from --sync=data sweeps
 // (integration_test/durabench -sweep; figures in docs/measurements.md).
-// 32 MiB windows at depth 4 keep at most about 160 MiB of this copy dirty
-// or under writeback, within what --nocache may leave cached (256 MiB), and
-// copy_file_range's 64 MiB calls each start two windows. Background flushes
+// The window is half of copy_file_range's call, so that each call starts
+// two windows, and depth*window stays within what --nocache may leave
+// cached (docs/measurements.md). Background flushes
 // stall the reads of a cold source behind the device's cache flush: they
 // gain a little with a warm source and lose more with a cold one, so by
 // default they run only when the source is in the page cache
@@ -58,9 +57,8 @@ const (
 	DefaultWritebackDepth  = 4
 	// noCacheWritebackDepth is the default depth with --nocache: what the
 	// copy may hold cached at once is then at most (depth+1) windows, the
-	// copier's call not yet reported (copy_file_range: 64 MiB) and the
-	// source's readahead; depth 2 keeps that within 256 MiB
-	// (docs/measurements.md).
+	// copier's call not yet reported and the source's readahead; depth 2
+	// keeps that within what --nocache allows (docs/measurements.md).
 	noCacheWritebackDepth = 2
 	// DefaultFlushEvery is how many bytes are started between background
 	// fdatasyncs (--sync modes and --verify) when the source is not known
@@ -148,9 +146,9 @@ type writeback struct {
 	lo, hi   int64  // written, write-out not started yet
 	inflight []span // write-out started, not waited for; oldest first
 
-	err         error  // a writeback error (EIO, ENOSPC): final, Commit reports it
-	errOp       string // the call that returned err
-	unsupported error  // why the pipeline stopped: the kernel or file refuses the call
+	err         error // a writeback error (EIO, ENOSPC): final, Commit reports it
+	errOp       Op    // the call that returned err
+	unsupported error // why the pipeline stopped: the kernel or file refuses the call
 
 	flushEvery int64      // bytes started between background fdatasyncs; 0: none
 	nextFlush  int64      // started count at which the next one is due
@@ -345,7 +343,7 @@ func (w *writeback) flushFailed(err error) bool {
 		return false
 	}
 	if w.err == nil {
-		w.err, w.errOp = err, "fdatasync"
+		w.err, w.errOp = err, OpFdatasync
 	}
 	w.active = false
 	w.inflight = nil
@@ -383,7 +381,7 @@ func (w *writeback) call(off, n int64, flags int) bool {
 	if refused(err) {
 		w.unsupported = err
 	} else if w.err == nil {
-		w.err, w.errOp = err, "sync_file_range"
+		w.err, w.errOp = err, OpSyncFileRange
 	}
 	return false
 }

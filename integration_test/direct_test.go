@@ -1,6 +1,6 @@
 package integration_test
 
-// The direct strategy (issue 11): O_DIRECT copies byte for byte on every
+// The direct strategy: O_DIRECT copies byte for byte on every
 // filesystem, auto picks it for a large cold source and says why, a source
 // with dirty pages is read as it is now, a failure part-way leaves nothing
 // renamed, and a cold copy does not fill the page cache.

@@ -1,6 +1,6 @@
 package integration_test
 
-// Durability (issue 4): --sync modes, the order of the calls that make a
+// Durability: --sync modes, the order of the calls that make a
 // copy durable, final flush errors, --verify, --nocache and --inplace, seen
 // from outside: strace logs of the built binary, /proc/PID/fdinfo of a copy
 // in progress, /proc/meminfo and mincore(2).

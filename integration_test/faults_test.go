@@ -1,6 +1,6 @@
 package integration_test
 
-// Faults (issue 7): system calls made to fail under strace -e inject, and
+// Faults: system calls made to fail under strace -e inject, and
 // real ones (a full tmpfs or ext4, ulimit -f, an immutable file, a swap
 // file in use, /dev/full, a directory the user cannot write). Every case
 // checks the exit status, the message, and that no temporary file is left

@@ -1,6 +1,6 @@
 package integration_test
 
-// Hostile names and inputs (issue 7): names with newlines, leading dashes,
+// Hostile names and inputs: names with newlines, leading dashes,
 // shell syntax and bytes that are not UTF-8; paths longer than PATH_MAX;
 // symbolic link loops; a DEST tree whose links point outside it. Every
 // case is compared with GNU cp, and nothing may appear outside DEST.

@@ -1,6 +1,6 @@
 package integration_test
 
-// The temporary file's life (issue 12): it belongs to its inode, not its
+// The temporary file's life: it belongs to its inode, not its
 // name (three copies to one DEST at once); the sweep removes only what
 // fastcp marked (a user's file with a temporary-like name stays); set-ID
 // bits go as a write would drop them; an interrupted in-place copy says
@@ -63,8 +63,8 @@ func hookFastcp(t testing.TB) string {
 }
 
 // TestShippedBinaryHasNoTestHook: the binary the Makefile builds does not
-// contain the name of the --verify test hook's variable (issue 12, finding
-// 9: setting it corrupted users' copies); the test build does, which shows
+// contain the name of the --verify test hook's variable (setting it
+// would corrupt users' copies); the test build does, which shows
 // the search would find it.
 func TestShippedBinaryHasNoTestHook(t *testing.T) {
 	t.Parallel()
@@ -98,8 +98,8 @@ func TestShippedBinaryHasNoTestHook(t *testing.T) {
 	}
 }
 
-// TestThreeCopiesToOneDest runs three copies to one DEST at once (issue
-// 12, finding 2: a sweep removed another copy's new file, and a third copy
+// TestThreeCopiesToOneDest runs three copies to one DEST at once (a
+// sweep once removed another copy's new file, and a third copy
 // then renamed a second's partial data over DEST and exited 0). A writes
 // slowly into its unnamed temporary file; C links its complete file in
 // under the first temporary name and is held before its rename; B finds
@@ -194,7 +194,7 @@ func TestThreeCopiesToOneDest(t *testing.T) {
 // TestUserFileWithTempName: a user's file whose name looks like a
 // temporary file of fastcp is not a leftover: copied into DEST's
 // directory, it stays there, byte for byte, when a copy to the DEST it
-// seems to belong to finds it in the way (issue 12, finding 3), with and
+// seems to belong to finds it in the way, with and
 // without -v; a warning names it (it may also be a leftover whose mark a
 // power cut lost). A leftover carrying fastcp's mark is removed, and
 // --debug says so as -v does.
@@ -236,8 +236,7 @@ func TestUserFileWithTempName(t *testing.T) {
 }
 
 // TestSetIDBitsAfterReplace: a copy over a set-ID file keeps the set-ID
-// bits only where cp, which writes into DEST, keeps them (issue 12,
-// finding 8): an unprivileged user's copy drops them as the kernel drops
+// bits only where cp, which writes into DEST, keeps them: an unprivileged user's copy drops them as the kernel drops
 // them on a write; root's keeps them; with -p the source's bits are kept
 // where cp -p keeps them. Each case runs fastcp and cp on the same fixture
 // and compares the modes.

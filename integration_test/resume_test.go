@@ -1,6 +1,6 @@
 package integration_test
 
-// --resume (issue 14): a copy stopped by SIGKILL or SIGINT part-way is
+// --resume: a copy stopped by SIGKILL or SIGINT part-way is
 // continued from its checkpoint by the next run with --resume, which writes
 // only the rest (counted with --debug's per-strategy byte counts) and gives
 // a byte-identical DEST; a changed source, a forged record and a leftover
@@ -465,8 +465,7 @@ func TestResumeForgedRecords(t *testing.T) {
 		{"another source's identity", recordFor(other, 4<<20), junk, "foreign leftover (it is a copy of another source)"},
 		{"not a record", "checkpoint=4194304", junk, "foreign leftover (not a resume record)"},
 		{"a plain temporary file", markValue, junk, "no checkpoint (it has no resume record)"},
-		// Not fastcp's (no mark): a user's file, which stays (issue 12,
-		// finding 3).
+		// Not fastcp's (no mark): a user's file, which stays.
 		{"no mark", "", junk, "foreign leftover (it is not marked as fastcp's)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 package integration_test
 
-// Signals (issue 7): SIGKILL at chosen and random points never leaves a
+// Signals: SIGKILL at chosen and random points never leaves a
 // partial file under DEST's name, and the next run cleans up what the
 // killed one left; SIGINT, SIGTERM and SIGHUP in the middle of -r trees and
 // -j copies; a closed stdout with -v.

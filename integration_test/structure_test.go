@@ -1,6 +1,6 @@
 package integration_test
 
-// Issue 12, the structure half: trees walked by directory descriptor, one
+// The structure of a copy: trees walked by directory descriptor, one
 // plan walked once, cp's rules for several SOURCEs with one DEST, bounded
 // buffers, and the messages of odd DESTs.
 

@@ -155,11 +155,11 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 	var de *durability.Error
 	if errors.As(err, &de) {
 		switch de.Op {
-		case "rename":
+		case durability.OpRename:
 			return fmt.Sprintf("cannot replace %s: %s", Quote(dst), ErrText(de.Err))
-		case "create":
+		case durability.OpCreate:
 			return fmt.Sprintf("cannot create regular file %s: %s", Quote(dst), ErrText(de.Err))
-		case "close":
+		case durability.OpClose:
 			return fmt.Sprintf("failed to close %s: %s", Quote(dst), ErrText(de.Err))
 		}
 		return fmt.Sprintf("%s failed for %s: %s", de.Op, Quote(dst), ErrText(de.Err))

@@ -8,7 +8,7 @@
 //	go run ./integration_test/durabench -sweep -only nocache
 //	go run ./integration_test/durabench -only 'sync|verify' -runs 9
 //
-// Scenarios (ratios are fastcp's time over the peer's; targets from issue 4):
+// Scenarios (ratios are fastcp's time over the peer's):
 //
 //	sync     1 GiB, warm source: fastcp --sync=data vs `cp && sync DST` (<= 0.85),
 //	         `dd bs=1M conv=fdatasync` (<= 0.9) and fio's sequential O_DIRECT
@@ -19,7 +19,7 @@
 //	         growth of Cached in /proc/meminfo (< 256 MiB)
 //	verify   1 GiB: fastcp --sync=data --verify vs without; the difference
 //	         against one sequential read of the file (O_DIRECT and cold cache)
-//	resume   4 GiB, cold source (issue 14): fastcp --resume vs fastcp, the cost
+//	resume   4 GiB, cold source: fastcp --resume vs fastcp, the cost
 //	         of the checkpoints (<= 1.03); fastcp --resume continuing a
 //	         leftover at 75% vs the full copy (<= 0.35)
 //

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// resumeScenario (issue 14): a cold copy of resumeSize bytes, plain and with
+// resumeScenario: a cold copy of resumeSize bytes, plain and with
 // --resume (the checkpoints' fdatasyncs are the difference), and --resume
 // continuing a leftover that holds the first 75% with its checkpoint there
 // (made untimed before each run, flushed and evicted like the source).

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Cold scenarios (issue 11): before every timed run, after the previous
+// Cold scenarios: before every timed run, after the previous
 // copy was removed and its filesystem written back (clearDir), the whole
 // page cache is dropped (sync, then 3 > /proc/sys/vm/drop_caches) and the
 // source's pages once more with POSIX_FADV_DONTNEED; the source's residency

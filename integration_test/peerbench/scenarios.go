@@ -54,7 +54,7 @@ var (
 	fastcpSyncTool = tool{name: "fastcp && sync", argv: []string{"sh", "-c", `"$0" -- "$1" "$2" && sync`, "{fastcp}", "{src}", "{dst}"}}
 )
 
-// coldBytes is the size of the cold scenarios' source (issue 11: 4 GiB),
+// coldBytes is the size of the cold scenarios' source (4 GiB),
 // whatever -size says; the --nocache one copies half of it.
 const coldBytes = 4 << 30
 

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+
+package durability
+
+// Op names the call a durability step failed in.
+type Op string
+
+// The calls an Error can name.
+const (
+	OpCreate         Op = "create"
+	OpClose          Op = "close"
+	OpRename         Op = "rename"
+	OpFcntl          Op = "fcntl"
+	OpFdatasync      Op = "fdatasync"
+	OpFsync          Op = "fsync"
+	OpFsyncDir       Op = "fsync directory"
+	OpSyncFileRange  Op = "sync_file_range"
+	OpSetxattrResume Op = "setxattr " + ResumeXattr
+	OpVerify         Op = "verify"
+)
+
+// Error is a failure of the durability steps, naming the step.
+type Error struct {
+	Op  Op
+	Err error
+}
+
+func (e *Error) Error() string { return string(e.Op) + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
