@@ -510,6 +510,8 @@ func (a *app) reportLeftovers(r *record, dst string, left []durability.Leftover)
 			if a.opts.Verbose {
 				r.out(fmt.Sprintf("removed %s", quote(shown)))
 			}
+		case l.Refused != "":
+			r.warn(fmt.Sprintf("leaving %s alone: %s", quote(shown), l.Refused))
 		case l.Unmarked:
 			r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(shown)))
 		default:

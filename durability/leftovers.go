@@ -20,16 +20,16 @@ import (
 // free lists nothing, so a small copy into a huge directory does not pay for
 // reading it (docs/measurements.md).
 //
-// A leftover is removed only when it provably is one: a regular file with
-// one link that carries fastcp's mark (MarkXattr) and whose lock nobody
-// holds. A fastcp that is writing a file holds its lock from before the
+// A leftover is removed only when it provably is one: the trust rule lets
+// this run adopt it (trust.go: a regular file with one link, the caller's
+// own, writable by nobody else, not the copy's source), it carries
+// fastcp's mark (MarkXattr) and nobody holds its lock. A fastcp that is writing a file holds its lock from before the
 // mark is set until after the rename or removal, whichever process,
 // container or NFS client runs it, and the kernel drops the lock when the
 // process dies. A file without the mark may be a user's file with a
-// similar name: it is left alone, and reported (Unmarked). A file that
-// cannot be judged (not a regular file, more than one link, unreadable, or
-// on a filesystem without user xattrs or flock) is left alone with a
-// warning.
+// similar name: it is left alone, and reported (Unmarked); so is one the
+// trust rule refuses (Refused). A file that cannot be judged (on a
+// filesystem without user xattrs or flock) is left alone with a warning.
 
 // Leftover is what the sweep found of one temporary-looking file that is
 // not a copy in progress.
@@ -40,6 +40,9 @@ type Leftover struct {
 	// file, or (rarely) one whose writer died between its create and its
 	// mark, or at its rename, or whose mark a power cut lost.
 	Unmarked bool
+	// Refused: the trust rule (trust.go) does not let this run adopt
+	// it, for this reason; it was left alone.
+	Refused string
 }
 
 // leftover is what a look at one temporary-looking file found.
@@ -51,6 +54,7 @@ const (
 	leftoverInUse                   // locked: a copy in progress
 	leftoverForeign                 // not marked by fastcp: not ours
 	leftoverUnknown                 // cannot tell
+	leftoverRefused                 // refused by the trust rule (trust.go)
 )
 
 // candidates returns the names in dir that start with TempPrefix, listing
@@ -97,18 +101,23 @@ func listNames(dirfd int) ([]string, error) {
 
 // sweep removes the dead temporary files of earlier runs for DEST base in
 // dir and returns what it removed and what it could not judge. skip is this
-// copy's own temporary file.
-func (s *Session) sweep(dir *dirHandle, base, skip string) []Leftover {
+// copy's own temporary file, source the identity of the file being copied
+// (zero when none), which is never touched. A name Continue already
+// reported is not looked at again.
+func (s *Session) sweep(dir *dirHandle, base, skip string, source identity) []Leftover {
 	var found []Leftover
 	for _, name := range s.candidates(dir) {
-		if name == skip || !IsTempFor(name, base) {
+		if name == skip || !IsTempFor(name, base) || s.wasReported(dir, name) {
 			continue
 		}
-		switch removeIfDead(dir.fd, name) {
+		what, why := removeIfDead(dir, name, source)
+		switch what {
 		case leftoverRemoved:
 			found = append(found, Leftover{Path: dir.join(name), Removed: true})
 		case leftoverForeign:
 			found = append(found, Leftover{Path: dir.join(name), Unmarked: true})
+		case leftoverRefused:
+			found = append(found, Leftover{Path: dir.join(name), Refused: why})
 		case leftoverUnknown:
 			found = append(found, Leftover{Path: dir.join(name)})
 		}
@@ -116,59 +125,79 @@ func (s *Session) sweep(dir *dirHandle, base, skip string) []Leftover {
 	return found
 }
 
-// removeIfDead removes the temporary file name in dirfd if it carries
-// fastcp's mark and nobody holds its lock. It opens nothing but a regular
-// file (O_NOFOLLOW, and O_NONBLOCK so a FIFO put there in the meantime does
-// not block), and unlinks the name only while it is the file it locked.
-func removeIfDead(dirfd int, name string) leftover {
+// reportedName is a leftover Continue judged and reported: its directory
+// and name.
+type reportedName struct {
+	dir  identity
+	name string
+}
+
+// reported notes that Continue reported the leftover name in dir, so that
+// the sweep of the same copy does not name it a second time.
+func (s *Session) reported(dir *dirHandle, name string) {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if err == unix.ENOENT {
-			return leftoverGone
-		}
-		return leftoverUnknown
+	if unix.Fstat(dir.fd, &st) != nil {
+		return
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
-		// A symbolic link, FIFO or device node, or a hard link, left
-		// by Replace, or somebody else's: nothing marks those.
-		return leftoverUnknown
+	s.dirsMu.Lock()
+	defer s.dirsMu.Unlock()
+	if s.seen == nil {
+		s.seen = make(map[reportedName]struct{})
 	}
-	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if err == unix.ENOENT {
-			return leftoverGone
-		}
-		return leftoverUnknown
+	s.seen[reportedName{identityOf(&st), name}] = struct{}{}
+}
+
+func (s *Session) wasReported(dir *dirHandle, name string) bool {
+	var st unix.Stat_t
+	if unix.Fstat(dir.fd, &st) != nil {
+		return false
+	}
+	s.dirsMu.Lock()
+	defer s.dirsMu.Unlock()
+	_, ok := s.seen[reportedName{identityOf(&st), name}]
+	return ok
+}
+
+// removeIfDead removes the temporary file name in dirfd if the trust rule
+// lets this run adopt it (trust.go), it carries fastcp's mark and nobody
+// holds its lock. It unlinks the name only while it is the file it
+// locked. why says what the trust rule refused.
+func removeIfDead(dir *dirHandle, name string, source identity) (found leftover, why string) {
+	fd, fst, err := openLeftover(dir.fd, name, dir.join(name), unix.O_RDONLY, source)
+	var refused *Distrusted
+	switch {
+	case err == unix.ENOENT:
+		return leftoverGone, ""
+	case errors.As(err, &refused):
+		return leftoverRefused, refused.Why
+	case err != nil:
+		return leftoverUnknown, ""
 	}
 	defer unix.Close(fd)
-	var fst unix.Stat_t
-	if err := unix.Fstat(fd, &fst); err != nil || identityOf(&fst) != identityOf(&st) || fst.Mode&unix.S_IFMT != unix.S_IFREG {
-		return leftoverUnknown
-	}
 	if err := readMark(fd); err != nil {
 		if errors.Is(err, errNotMarked) {
-			return leftoverForeign
+			return leftoverForeign, ""
 		}
-		return leftoverUnknown // no user xattrs here: cannot tell
+		return leftoverUnknown, "" // no user xattrs here: cannot tell
 	}
 	switch err := ignoringEINTR(func() error { return flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {
 	case nil:
 	case unix.EWOULDBLOCK:
-		return leftoverInUse
+		return leftoverInUse, ""
 	default:
-		return leftoverUnknown // ENOLCK, EOPNOTSUPP: no locks here
+		return leftoverUnknown, "" // ENOLCK, EOPNOTSUPP: no locks here
 	}
 	// Marked and unlocked: its writer is gone. Still the same file under
 	// that name? (A copy that finished renamed it away; nothing can take
 	// the name back while this lock is held but a user.)
-	if !entryIs(dirfd, name, identityOf(&fst)) {
-		return leftoverGone
+	if !entryIs(dir.fd, name, identityOf(fst)) {
+		return leftoverGone, ""
 	}
-	if err := unlinkat(dirfd, name, 0); err != nil {
+	if err := unlinkat(dir.fd, name, 0); err != nil {
 		if err == unix.ENOENT {
-			return leftoverGone
+			return leftoverGone, ""
 		}
-		return leftoverUnknown
+		return leftoverUnknown, ""
 	}
-	return leftoverRemoved
+	return leftoverRemoved, ""
 }

@@ -73,7 +73,7 @@ func replaceIn(s *Session, dir *dirHandle, base string, create, finish func(Entr
 		if i > 0 {
 			// A power cut between an earlier run's create and rename
 			// leaves its entry under the first name.
-			swept = s.sweep(dir, base, ent.Name)
+			swept = s.sweep(dir, base, ent.Name, identity{})
 		}
 		if err != nil {
 			return swept, err

@@ -294,45 +294,34 @@ func continueIn(dir *dirHandle, base, path string, id SourceID, o Options, reach
 	}
 	name := filepath.Base(FirstTemp(base))
 	temp := dir.join(name)
-	var lst unix.Stat_t
-	switch err := unix.Fstatat(dir.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == unix.ENOENT:
-		dir.close()
-		return nil, 0, nil
-	case err != nil:
-		dir.close()
-		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
-	case lst.Mode&unix.S_IFMT != unix.S_IFREG:
-		// A symlink, FIFO or device is nothing fastcp wrote, and is
-		// not even opened.
-		dir.close()
-		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: "not a regular file"}
-	}
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC | o.Sync.OpenFlags()
-	fd, err := openat(dir.fd, name, flags, 0)
+	flags := unix.O_RDWR | o.Sync.OpenFlags()
+	fd, fst, err := openLeftover(dir.fd, name, temp, flags, identity{dev: id.Dev, ino: id.Ino})
+	var refused *Distrusted
 	switch {
 	case err == unix.ENOENT:
 		dir.close()
 		return nil, 0, nil
+	case errors.As(err, &refused):
+		// Not this user's to adopt (trust.go): left alone, and named
+		// here only, not again by the sweep of the fresh copy.
+		o.Session.reported(dir, name)
+		dir.close()
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: refused.Why}
 	case err != nil:
 		dir.close()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		st = unix.Stat_t{}
-	}
+	st := *fst
 	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
 		if remove && entryIs(dir.fd, name, identityOf(&st)) {
 			// Locked by fd, marked as fastcp's: a dead leftover.
 			unlinkat(dir.fd, name, 0)
+		} else {
+			o.Session.reported(dir, name)
 		}
 		unix.Close(fd)
 		dir.close()
 		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 || identityOf(&st) != identityOf(&lst) {
-		return fresh(WhyForeign, "not a regular file with one link", false)
 	}
 	// The mark first, then the lock, as the sweep does (leftovers.go): a
 	// file fastcp did not mark is not locked, not cut, not removed.

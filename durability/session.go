@@ -24,6 +24,7 @@ type Session struct {
 
 	dirsMu sync.Mutex
 	dirs   map[identity][]string // directory -> its temporary-looking names; nil: none
+	seen   map[reportedName]struct{}
 }
 
 // NewSession returns an empty session.

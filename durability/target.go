@@ -105,6 +105,16 @@ type Options struct {
 	FlushEvery int64
 }
 
+// sourceIdentity is the identity of o.Source, zero when there is none: the
+// one file a sweep for this copy must never take for a leftover.
+func (o *Options) sourceIdentity() identity {
+	var st unix.Stat_t
+	if o.Source == nil || unix.Fstat(int(o.Source.Fd()), &st) != nil {
+		return identity{}
+	}
+	return identityOf(&st)
+}
+
 // Destination is a file being written.
 type Destination struct {
 	Path string   // the name the data ends up under
@@ -252,7 +262,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		d.File, d.dir, d.base, d.unnamed = f, dir, base, true
 		st = tst
 		if !o.FreshDir && firstTempTaken(dir, base) {
-			d.swept = o.Session.sweep(dir, base, "")
+			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
 	} else {
 		f, e, lockFd, firstTaken, tst, err := createTempFile(o.Session, dir, base, flags)
@@ -265,7 +275,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		if firstTaken {
 			// By a leftover of an interrupted copy, or by a copy to
 			// the same DEST still running.
-			d.swept = o.Session.sweep(dir, base, e.name)
+			d.swept = o.Session.sweep(dir, base, e.name, o.sourceIdentity())
 		}
 	}
 	d.setup(o, st)
