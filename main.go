@@ -138,6 +138,9 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
 			}
 			for _, dest := range left.Partial {
+				if s == syscall.SIGPIPE && isPipe(dest) {
+					continue // the pipe's reader left: nobody to tell
+				}
 				out.InterruptedInPlace(dest)
 			}
 			die(s.(syscall.Signal))
@@ -158,6 +161,15 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 			handling.Lock()
 		})
 	}
+}
+
+// isPipe reports whether name is (or leads to) a pipe or a socket.
+func isPipe(name string) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(name, &st) != nil {
+		return false
+	}
+	return st.Mode&syscall.S_IFMT == syscall.S_IFIFO || st.Mode&syscall.S_IFMT == syscall.S_IFSOCK
 }
 
 // die kills the process with s, by its default action: signal.Reset stops

@@ -99,7 +99,7 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 			ex.act = actNew
 			return ex, true
 		}
-		if err == nil {
+		if err == nil && !inPlaceNode(&st) {
 			ex.path, err = filepath.EvalSymlinks(ex.path)
 			ex.in = nil
 			ex.shownDir = filepath.Dir(ex.path)
@@ -192,6 +192,19 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		return ex, true
 	}
 	return ex, false
+}
+
+// inPlaceNode reports whether st, reached through a symbolic link DEST,
+// is a node a copy writes into (a pipe, a terminal, a device, a socket):
+// the link is then opened as it is, never resolved by name. /dev/stdout,
+// /dev/fd/N and /proc/self/fd/N are magic links whose target of a pipe
+// reads "pipe:[N]", which names no file.
+func inPlaceNode(st *unix.Stat_t) bool {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFDIR:
+		return false
+	}
+	return true
 }
 
 func timeAfter(a, b unix.Timespec) bool {

@@ -206,6 +206,7 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 		return false
 	}
 	if err != nil {
+		brokenPipe(err)
 		r.fail(output.CopyError(src, dst, err, o.Reflink == copier.ReflinkAlways))
 		if dest.InPlace() && !special {
 			r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))

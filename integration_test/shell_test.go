@@ -195,3 +195,46 @@ func TestVerboseIntoHead(t *testing.T) {
 	}
 	assertNoTemps(t, join(dir, "copy"))
 }
+
+// TestPipeDest: a DEST that is a pipe, named by a magic link (/dev/stdout,
+// /dev/fd/1, /proc/self/fd/1, bash's >(cmd)), is written into, as cp
+// writes it: the link is opened, never resolved by name (its target reads
+// "pipe:[N]"). A reader that leaves early makes fastcp die of SIGPIPE,
+// without a message.
+func TestPipeDest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := randomBytes(3<<20+123, "pipe-dest")
+	writeFile(t, join(dir, "src"), data, 0o644)
+	for _, c := range []struct {
+		name, script string
+	}{
+		{"dev-stdout", `"$0" src /dev/stdout | cat > out`},
+		{"dev-fd-1", `"$0" src /dev/fd/1 | cat > out`},
+		{"proc-self-fd-1", `"$0" src /proc/self/fd/1 | cat > out`},
+		{"process-substitution", `"$0" src >(cat > out.part && mv out.part out); while [ ! -e out ]; do sleep 0.01; done`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			os.Remove(join(dir, "out"))
+			cmd := shellCmd(ctx, t, dir, `set -o pipefail; `+c.script)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stderr.Len() != 0 {
+				t.Fatalf("%v, stderr %q", err, stderr.String())
+			}
+			assertFileBytes(t, join(dir, "out"), data)
+		})
+	}
+	t.Run("reader-leaves", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		cmd := shellCmd(ctx, t, dir, `"$0" src /dev/stdout | head -c 100 >/dev/null; echo "status ${PIPESTATUS[0]}"`)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stdout.String() != "status 141\n" || stderr.Len() != 0 {
+			t.Errorf("%v, stdout %q, stderr %q: want a silent death by SIGPIPE", err, stdout.String(), stderr.String())
+		}
+	})
+}
