@@ -25,6 +25,17 @@ func TestTempNames(t *testing.T) {
 			}
 		}
 	}
+	// Two long names alike in their first maxTempBase bytes: names of
+	// their own, which the other's sweep does not take for its own.
+	long := strings.Repeat("n", maxTempBase)
+	a, b := "/d/"+long+"-a", "/d/"+long+"-b"
+	if FirstTemp(a) == FirstTemp(b) || IsTempFor(filepath.Base(FirstTemp(a)), filepath.Base(b)) ||
+		IsTempFor(filepath.Base(tempName(b, false)), filepath.Base(a)) {
+		t.Errorf("long names share temporary names: %s, %s", FirstTemp(a), FirstTemp(b))
+	}
+	if IsTempFor(filepath.Base(FirstTemp(a)), tempBase(filepath.Base(a))) {
+		t.Error("a short name is taken for a long one's shortened form")
+	}
 	name := TempPrefix + "dst.0123456789ab"
 	if !IsTempFor(name, "dst") || IsTempFor(name, "ds") || IsTempFor(name+"0", "dst") ||
 		IsTempFor(TempPrefix+"dst.0123456789aB", "dst") || IsTempFor("dst.0123456789ab", "dst") {

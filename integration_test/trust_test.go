@@ -316,3 +316,43 @@ func TestCopyLeftoverByName(t *testing.T) {
 		})
 	}
 }
+
+// Two DEST names alike in their first 200 bytes have temporary names of
+// their own: a --resume to one runs while a --resume to the other is
+// running, and a plain copy to one leaves the other's kept leftover, which
+// its own --resume then continues.
+func TestLongNamesOwnTemps(t *testing.T) {
+	dir := fsDir(t, "tmpfs")
+	writePattern(t, join(dir, "src"), 64<<20, t.Name())
+	long := strings.Repeat("n", 200)
+	a, b := long+"-a", long+"-b"
+	run := startSlow(t, dir, "pwrite64", 20*time.Millisecond, "--resume", "--strategy=rw", "--buffer-size=1M", "src", a)
+	var temp string
+	run.waitUntil(t, "8 MiB copied", func() bool {
+		if names := tempFiles(t, dir); len(names) == 1 {
+			temp = join(dir, names[0])
+			return sizeOf(temp) >= 8<<20
+		}
+		return false
+	})
+	if r := fastcp(t, dir, "--resume", "src", b); r.code != 0 || r.stderr != "" {
+		t.Fatalf("--resume to the second name while the first runs: %v", r)
+	}
+	sameFiles(t, join(dir, "src"), join(dir, b))
+	if code := run.signal(t, syscall.SIGINT); code != 130 {
+		t.Fatalf("exit status %d after SIGINT, want 130; stderr %q", code, run.output())
+	}
+	ckpt := checkpointOf(temp)
+	if ckpt < 8<<20 {
+		t.Fatalf("checkpoint %d kept, want at least 8 MiB", ckpt)
+	}
+	if r := fastcp(t, dir, "src", b); r.code != 0 || r.stderr != "" {
+		t.Fatalf("a plain copy to the second name: %v", r)
+	}
+	r := fastcp(t, dir, "--resume", "--debug", "src", a)
+	if res := parseResumed(t, r.stdout); r.code != 0 || r.stderr != "" || len(res.offsets) != 1 || res.offsets[0] != ckpt&^(1<<20-1) {
+		t.Fatalf("%v: want a resume from %d", r, ckpt&^(1<<20-1))
+	}
+	sameFiles(t, join(dir, "src"), join(dir, a))
+	assertNoTemps(t, dir)
+}
