@@ -300,3 +300,57 @@ func getXattr(fd int, path, name string) ([]byte, error) {
 		return buf[:n], nil
 	}
 }
+
+// aclDefaultXattr holds a directory's default ACL, in the kernel's
+// binary form: a 4-byte version (2), then 8-byte entries (tag and perm,
+// 16 bits each, and an id of 32 bits), little-endian.
+const aclDefaultXattr = "system.posix_acl_default"
+
+// Tags of the entries of a POSIX ACL (linux/posix_acl.h).
+const (
+	aclUserObj  = 0x01
+	aclGroupObj = 0x04
+	aclMask     = 0x10
+	aclOther    = 0x20
+)
+
+// defaultACLPerms returns the permission bits that a file created in the
+// directory at path keeps of the mode asked for, when the directory has a
+// default ACL: its owner entry's for the owner, its mask's (else its
+// owning group's) for the group, its other entry's for others, as
+// posix_acl_create masks the mode. ok is false without a default ACL (or
+// where none can be read): the umask applies.
+func defaultACLPerms(path string) (perms uint32, ok bool) {
+	buf := make([]byte, 256)
+	n, err := unix.Getxattr(path, aclDefaultXattr, buf)
+	if err == unix.ERANGE {
+		if n, err = unix.Getxattr(path, aclDefaultXattr, nil); err == nil {
+			buf = make([]byte, n)
+			n, err = unix.Getxattr(path, aclDefaultXattr, buf)
+		}
+	}
+	if err != nil || n < 4 || (n-4)%8 != 0 || le16(buf) != 2 {
+		return 0, false
+	}
+	var user, group, mask, other uint32
+	hasMask := false
+	for e := buf[4:n]; len(e) >= 8; e = e[8:] {
+		perm := uint32(le16(e[2:])) & 7
+		switch le16(e) {
+		case aclUserObj:
+			user = perm
+		case aclGroupObj:
+			group = perm
+		case aclMask:
+			mask, hasMask = perm, true
+		case aclOther:
+			other = perm
+		}
+	}
+	if hasMask {
+		group = mask
+	}
+	return user<<6 | group<<3 | other, true
+}
+
+func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

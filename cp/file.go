@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -364,7 +365,7 @@ func (a *app) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			if err := t.chmod(a.newMode(sst.Mode, false)); err != nil {
+			if err := t.chmod(a.newMode(sst.Mode, false, a.createKeeps(filepath.Dir(destPath)))); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {
@@ -665,17 +666,32 @@ func unescapeOctal(s string) string {
 }
 
 // newMode is the permission bits of a new file (or directory) without
-// --preserve=mode: SOURCE's minus the umask, as cp; with
-// --no-preserve=mode, the default ones (0666, directories 0777) minus the
-// umask.
-func (a *app) newMode(srcMode uint32, dir bool) uint32 {
+// --preserve=mode: SOURCE's as its creation by cp would leave them (minus
+// the umask, or in a directory with a default ACL, masked by that ACL:
+// keep is createKeeps' answer for the directory); with --no-preserve=mode,
+// the default ones (0666, directories 0777) minus the umask, as cp sets
+// them.
+func (a *app) newMode(srcMode uint32, dir bool, keep uint32) uint32 {
 	if a.opts.NoPreserveMode {
 		if dir {
 			return 0o777 &^ a.umask
 		}
 		return 0o666 &^ a.umask
 	}
-	return srcMode & 0o777 &^ a.umask
+	return srcMode & 0o777 & keep
+}
+
+// createKeeps returns the permission bits that creating a file in the
+// directory at path (a /proc/self/fd path for an open one) keeps of the
+// mode asked for: those of its default ACL where it has one (acl(5): the
+// umask then does not apply), else those the umask leaves. cp gets this
+// from the kernel by creating DEST with SOURCE's mode; fastcp creates its
+// temporary file 0600 and sets the mode afterwards, so it works it out.
+func (a *app) createKeeps(path string) uint32 {
+	if perms, ok := defaultACLPerms(path); ok {
+		return perms
+	}
+	return 0o777 &^ a.umask
 }
 
 // noData is the copy engine of --attributes-only: it copies nothing.

@@ -8,6 +8,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -362,7 +363,9 @@ func (a *app) setDirAttrs(d *dirCopy) error {
 		err = a.preserve(t, st, srcFd, d.srcPath, d.dstPath)
 	}
 	if err == nil && d.created && !a.opts.Preserve.Mode {
-		if e := t.chmod(a.newMode(st.Mode, true)); e != nil {
+		// The directory took its parent's default ACL as its own at the
+		// mkdir: its own default ACL is the one that applied.
+		if e := t.chmod(a.newMode(st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.fd, "")))); e != nil {
 			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
 		}
 	}
