@@ -376,6 +376,17 @@ func TestReflinkRefusedOnExt4(t *testing.T) {
 	if res.Offload != DebugAvoided || res.StatOf(CopyFileRange).Calls != 0 || res.StatOf(Reflink).Calls != 0 {
 		t.Errorf("reflink=never: offload %v, calls %+v", res.Offload, res.Stats)
 	}
+	// --sparse=never writes every zero: no clone, no copy_file_range,
+	// either of which may share extents or leave holes (cp avoids both).
+	dst, src = pair(t, data)
+	res, err = Copy(dst, src, Options{Sparse: SparseNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if res.Offload != DebugAvoided || res.Reflink != DebugNo || res.StatOf(CopyFileRange).Calls != 0 || res.StatOf(Reflink).Calls != 0 {
+		t.Errorf("sparse=never: reflink %v offload %v, calls %+v", res.Reflink, res.Offload, res.Stats)
+	}
 }
 
 func TestShortCounts(t *testing.T) {

@@ -230,7 +230,10 @@ func (c *copier) buildChain(empty bool) {
 		c.chain = []Strategy{RW}
 	default:
 		regular := c.dstRegular && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
-		if o.Reflink != ReflinkNever && regular {
+		// --sparse=never writes every zero: a clone or copy_file_range
+		// could share extents or punch holes, so cp avoids both.
+		share := o.Reflink != ReflinkNever && o.Sparse != SparseNever && regular
+		if share {
 			c.chain = append(c.chain, Reflink)
 		}
 		if c.chooseDirect(regular) {
@@ -239,14 +242,14 @@ func (c *copier) buildChain(empty bool) {
 		if !c.zeros && !o.SyncWrites {
 			// copy_file_range may share extents (xfs, btrfs, NFS): cp
 			// avoids it under --reflink=never, and so do we.
-			if o.Reflink != ReflinkNever && regular {
+			if share {
 				c.chain = append(c.chain, CopyFileRange)
 			}
 			c.chain = append(c.chain, Sendfile, Splice)
 		}
 		c.chain = append(c.chain, RW)
 	}
-	if !c.inChain(CopyFileRange) && (o.Reflink == ReflinkNever || c.zeros || o.SyncWrites) {
+	if !c.inChain(CopyFileRange) && (o.Reflink == ReflinkNever || o.Sparse == SparseNever || c.zeros || o.SyncWrites) {
 		c.res.Offload = DebugAvoided
 	}
 	c.res.Strategy = c.chain[0]

@@ -595,7 +595,8 @@ func (a *app) unlinksFirst(ssb, dsb *unix.Stat_t) bool {
 
 // sourceThroughDest reports whether SOURCE, followed as a symbolic link,
 // leads through the entry DEST is (cp -b sym sym, cp --remove-destination
-// sym2 sym with sym2 -> sym), when DEST is moved away first (removes):
+// sym2 sym with sym2 -> sym): through DEST's entry, not merely the same
+// symlink inode under another name, when DEST is moved away first (removes):
 // cp renames or removes DEST and then finds no SOURCE (and puts a renamed
 // DEST back); fastcp fails the same way before touching anything.
 //
@@ -622,7 +623,13 @@ func (a *app) sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to e
 		if err != nil || !isLink(pl) {
 			return false
 		}
-		if idOf(pl) == idOf(dl) {
+		// The link must be DEST's very entry: another hard link of the
+		// same symlink (ln sym hl; cp -b hl sym) survives DEST's removal.
+		here := from
+		if i > 0 {
+			here = entryAt{cwd, p}
+		}
+		if idOf(pl) == idOf(dl) && sameName(here, to) {
 			return true
 		}
 		if i == 0 {

@@ -152,12 +152,14 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 	})
 	if dec.ask && !a.confirm(a.overwriteQuestion(ex, facts, dst)) {
 		r.failQuietly() // cp 9.11: a "no" fails the entry
+		a.debugSkipped(r, dst)
 		return ex, false
 	}
 	ex.act = dec.act
 	switch dec.act {
 	case actSkip:
 		ex.kept = update && facts.notNewer && !o.NoClobber
+		a.debugSkipped(r, dst)
 		return ex, false
 	case actSkipComplete:
 		if o.Debug {
@@ -192,6 +194,14 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		return ex, true
 	}
 	return ex, false
+}
+
+// debugSkipped is --debug's line for an existing DEST left alone (-n,
+// --update, a "no" to -i), as cp prints it.
+func (a *app) debugSkipped(r *record, dst string) {
+	if a.opts.Debug {
+		r.out(fmt.Sprintf("skipped %s", quote(dst)))
+	}
 }
 
 // inPlaceNode reports whether st, reached through a symbolic link DEST,

@@ -127,38 +127,23 @@ const (
 // UpdateWords are the values --update takes.
 var UpdateWords = []string{"all", "none", "none-fail", "older"}
 
-// updateValue is --update[=WHEN] and -u.
-type updateValue struct{ o *Options }
+// updateValue is --update[=WHEN] and -u: the last one given is the update
+// rule (parseState.settleUpdate combines it with -i and -n).
+type updateValue struct{ st *parseState }
 
 func (v *updateValue) String() string { return "" }
 func (v *updateValue) Type() string   { return "WHEN" }
 
-// Set follows cp 9.11: -n takes precedence over any --update; none and
-// none-fail replace -i, all and older leave it (and -f) in place.
 func (v *updateValue) Set(s string) error {
-	o := v.o
 	if s == noValue {
-		o.Update = true // -u, --update: older, touching nothing else
+		v.st.update = updateOlder // -u, --update
 		return nil
 	}
 	w, err := argmatch(s, "--update", wordChoices(UpdateWords))
 	if err != nil {
 		return err
 	}
-	if o.NoClobber {
-		return nil
-	}
-	switch w {
-	case updateAll, updateOlder:
-		o.Update = w == updateOlder
-		if !o.Interactive {
-			o.NoneFail = false
-		}
-	case updateNone:
-		o.Update, o.NoClobber, o.Interactive, o.NoneFail = false, true, false, false
-	case updateNoneFail:
-		o.Update, o.NoneFail, o.Interactive = false, true, false
-	}
+	v.st.update = w
 	return nil
 }
 

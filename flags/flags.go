@@ -201,6 +201,33 @@ type parseState struct {
 	makeBackups    bool
 	versionControl string // --backup=CONTROL's CONTROL
 	suffix         *string
+	// -i and -n, the last one given (cp's x.interactive), and the last
+	// --update's word (-1: none given): settled into Options at the end.
+	interactive interactiveMode
+	update      int
+}
+
+type interactiveMode int
+
+const (
+	interactiveUnset interactiveMode = iota
+	interactiveAsk                   // -i
+	interactiveSkip                  // -n
+)
+
+// settleUpdate turns -i, -n and --update into Options as cp 9.11 does: -n
+// makes the update rule "none" whatever --update said; -i asks only when
+// the update rule lets a DEST be replaced (all, or older when SOURCE is
+// newer): --update=none skips silently and none-fail fails, unasked.
+func (st *parseState) settleUpdate(o *Options) {
+	upd := st.update
+	if st.interactive == interactiveSkip {
+		upd = updateNone
+	}
+	o.Interactive = st.interactive == interactiveAsk && upd != updateNone && upd != updateNoneFail
+	o.NoClobber = upd == updateNone
+	o.NoneFail = upd == updateNoneFail
+	o.Update = upd == updateOlder
 }
 
 // noValue is the value pflag gives an option with an optional argument
@@ -226,7 +253,7 @@ func onlyOperands(args []string) bool {
 func parseOptions(args []string, env Env) (*Options, error) {
 	o := defaultOptions()
 	_, o.PosixlyCorrect = env("POSIXLY_CORRECT")
-	st := &parseState{env: env}
+	st := &parseState{env: env, update: -1}
 	fs := newFlagSet(o, st)
 	fs.SetInterspersed(!o.PosixlyCorrect)
 	args, err := expandArgs(fs, args, o.PosixlyCorrect)
@@ -243,9 +270,9 @@ func parseOptions(args []string, env Env) (*Options, error) {
 		// Options whose last occurrence wins over another option.
 		switch f.Name {
 		case "interactive":
-			o.NoClobber, o.NoneFail = false, false
+			st.interactive = interactiveAsk
 		case "no-clobber":
-			o.Interactive, o.NoneFail = false, false
+			st.interactive = interactiveSkip
 		case "d":
 			o.Deref = DerefNever
 			o.HardLinks = true
@@ -275,6 +302,7 @@ func parseOptions(args []string, env Env) (*Options, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
+	st.settleUpdate(o)
 	o.Operands = fs.Args()
 	if o.Help || o.Version {
 		return o, nil

@@ -275,15 +275,21 @@ func TestCpOptions(t *testing.T) {
 		{[]string{"-n", "--update=all", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.Update }},
 		{[]string{"-n", "--update=none-fail", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.NoneFail }},
 		{[]string{"--update=older", "-n", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber }},
-		// --update no longer overrides -i (9.5); none and none-fail do.
+		// --update no longer overrides -i (9.5); none and none-fail skip
+		// unasked, whichever comes first (cp 9.11's copy.c checks them
+		// before -i).
 		{[]string{"-i", "--update=all", "a", "b"}, nil, func(o *Options) bool { return o.Interactive }},
 		{[]string{"-i", "--update=older", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && o.Update }},
 		{[]string{"-i", "-u", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && o.Update }},
 		{[]string{"-i", "--update=none", "a", "b"}, nil, func(o *Options) bool { return o.NoClobber && !o.Interactive }},
 		{[]string{"-i", "--update=none-fail", "a", "b"}, nil, func(o *Options) bool { return o.NoneFail && !o.Interactive }},
-		{[]string{"--update=none-fail", "-i", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && !o.NoneFail }},
+		{[]string{"--update=none-fail", "-i", "a", "b"}, nil, func(o *Options) bool { return !o.Interactive && o.NoneFail }},
+		{[]string{"--update=none", "-i", "a", "b"}, nil, func(o *Options) bool { return !o.Interactive && o.NoClobber }},
+		{[]string{"-n", "--update=none", "-i", "a", "b"}, nil, func(o *Options) bool { return !o.Interactive && o.NoClobber }},
+		{[]string{"-n", "-i", "a", "b"}, nil, func(o *Options) bool { return o.Interactive && !o.NoClobber }},
 		{[]string{"--update=none-fail", "--update=older", "a", "b"}, nil, func(o *Options) bool { return o.Update && !o.NoneFail }},
-		{[]string{"--update=none-fail", "-u", "a", "b"}, nil, func(o *Options) bool { return o.Update && o.NoneFail }},
+		// -u is --update=older, the last --update (cp 9.11's cp.c).
+		{[]string{"--update=none-fail", "-u", "a", "b"}, nil, func(o *Options) bool { return o.Update && !o.NoneFail }},
 		{[]string{"--copy-contents", "-r", "a", "b"}, nil, func(o *Options) bool { return o.CopyContents }},
 		{[]string{"--keep-directory-symlink", "a", "b"}, nil, func(o *Options) bool { return o.KeepDirSymlink }},
 		{[]string{"-x", "a", "b"}, nil, func(o *Options) bool { return o.OneFileSystem }},

@@ -37,7 +37,7 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.BoolP("dereference", "L", false, "always follow symbolic links in SOURCE")
 	fs.BoolP("no-dereference", "P", false, "never follow symbolic links in SOURCE")
 	fs.BoolP("H", "H", false, "follow symbolic links named on the command line")
-	fs.VarP(&updateValue{o}, "update", "u", "which existing DESTs are replaced: all, none, none-fail, older (-u)")
+	fs.VarP(&updateValue{st}, "update", "u", "which existing DESTs are replaced: all, none, none-fail, older (-u)")
 	fs.Lookup("update").NoOptDefVal = noValue
 	fs.Var(newEnum(&o.Strategy, copier.StrategyNames(), "strategy"), "strategy", "copy mechanism: auto, reflink, copy_file_range, direct, sendfile, splice, rw")
 	fs.Var(newEnum(&o.Reflink, copier.ReflinkNames, "reflink"), "reflink", "share extents: auto, always (bare --reflink), never")

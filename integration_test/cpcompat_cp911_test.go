@@ -275,11 +275,17 @@ var ccScenarios911 = []ccScenario{
 	{name: "update-none-fail-tree", args: ccArgs("-r", "--update=none-fail", "d", "R"),
 		v911:  &cc911{code: 1, stderr: "fastcp: not replacing 'R/d/f1'\nfastcp: not replacing 'R/d/link'\n"},
 		exist: []string{"R/d/sub/f2"}, check: func(t *testing.T, w string) { ccContent(t, w, "R/d/f1", "stale f1\n") }},
-	// -u after --update=none-fail: a DEST newer than SOURCE is skipped
-	// silently, an older one is not replaced, with the diagnostic.
+	// -u after --update=none-fail is the last --update (older): a DEST
+	// newer than SOURCE is skipped silently, an older one replaced.
 	{name: "update-none-fail-u-newer-dest", args: ccArgs("--update=none-fail", "-u", "a", "U/newer"), v911: &cc911{}},
-	{name: "update-none-fail-u-older-dest", args: ccArgs("--update=none-fail", "-u", "a", "U/older"),
-		v911: &cc911{code: 1, stderr: "fastcp: not replacing 'U/older'\n"}},
+	{name: "update-none-fail-u-older-dest", args: ccArgs("--update=none-fail", "-u", "a", "U/older"), v911: &cc911{},
+		check: func(t *testing.T, w string) { ccContent(t, w, "U/older", "alpha\n") }},
+	// --debug names a DEST left alone, as cp 9.11 does.
+	{name: "debug-update-none-skipped", args: ccArgs("--debug", "--update=none", "a", "b"), v911: &cc911{stdout: "skipped 'b'\n"}},
+	{name: "debug-n-skipped", args: ccArgs("--debug", "-n", "a", "b"), v911: &cc911{stdout: "skipped 'b'\n"}},
+	{name: "debug-i-no-skipped", args: ccArgs("--debug", "-i", "a", "b"), stdin: "n\n", v911: &cc911{code: 1, stdout: "skipped 'b'\n", stderr: "fastcp: overwrite 'b'? "}},
+	// --update=none before -i: skipped unasked (coreutils' cp-i test).
+	{name: "update-none-then-i-does-not-ask", args: ccArgs("-v", "--update=none", "-i", "a", "b"), v911: &cc911{}},
 	{name: "update-older-newer-source", args: ccArgs("--update=older", "a", "U/older"), v911: &cc911{},
 		check: func(t *testing.T, w string) { ccContent(t, w, "U/older", "alpha\n") }},
 	{name: "update-older-older-source", args: ccArgs("--update=older", "a", "U/newer"), v911: &cc911{},
@@ -417,6 +423,8 @@ func ccSameFileTree() []ccEntry {
 		ccHard("hard", "foo"),
 		ccLink("sym2", "sym"),
 		ccFile("other", "other\n", 0o644),
+		ccLink("sl2", "foo"),
+		ccHard("hlsl", "sl2"), // a second name of the symlink sl2
 	}
 }
 
@@ -431,7 +439,7 @@ var ccSameFileKept = map[string]string{"--rem_sym_sym": "sym", "--rem_sym2_sym":
 func TestCpCompatSameFile(t *testing.T) {
 	needRoot(t)
 	t.Parallel()
-	pairs := [][2]string{{"foo", "foo"}, {"foo", "sym"}, {"sym", "foo"}, {"foo", "hard"}, {"sym", "sym2"}, {"sym2", "sym"}, {"sym", "sym"}}
+	pairs := [][2]string{{"foo", "foo"}, {"foo", "sym"}, {"sym", "foo"}, {"foo", "hard"}, {"sym", "sym2"}, {"sym2", "sym"}, {"sym", "sym"}, {"hlsl", "sl2"}}
 	opts := [][]string{nil, {"-d"}, {"-f"}, {"-df"}, {"-b"}, {"-bf"}, {"-bdf"}, {"-l"}, {"-dl"}, {"-fl"}, {"-bl"}, {"-bfl"}, {"-s"}, {"-sf"}, {"--rem"}, {"-b", "--rem"}}
 	for _, o := range opts {
 		for _, p := range pairs {
