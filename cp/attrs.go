@@ -48,7 +48,7 @@ func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name strin
 		}
 	}
 	if p.Mode && !t.link {
-		if err := t.chmod(mode); err != nil {
+		if err := a.preserveMode(t, st, mode, srcFd, srcPath); err != nil {
 			return output.Wordedf("preserving permissions for %s: %s", quote(name), errText(err))
 		}
 	}
@@ -64,6 +64,63 @@ func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name strin
 		}
 	}
 	return nil
+}
+
+// The POSIX ACLs, as the kernel keeps them: a file's or directory's access
+// ACL (part of its mode: the permissions of named users and groups, and
+// the mask) and a directory's default ACL (what its new entries inherit).
+const (
+	aclAccessXattr = "system.posix_acl_access"
+)
+
+// preserveMode gives t the source's mode and, as cp does, its access ACL
+// (and a directory's default ACL): the mode bits alone would drop the
+// named users' and groups' permissions. A source without an access ACL
+// leaves t without one (one inherited from a default ACL of DEST's
+// directory is removed), so t's permissions are exactly the source's.
+func (a *app) preserveMode(t target, st *unix.Stat_t, mode uint32, srcFd int, srcPath string) error {
+	names := []string{aclAccessXattr}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		names = append(names, aclDefaultXattr)
+	}
+	for _, n := range names {
+		val, err := getXattr(srcFd, srcPath, n)
+		switch {
+		case err == nil:
+			if err := t.setXattr(n, val); err != nil {
+				return err
+			}
+		case errors.Is(err, unix.ENODATA) || isUnsupported(err):
+			if n == aclAccessXattr {
+				if err := t.removeXattr(n); err != nil && !errors.Is(err, unix.ENODATA) && !isUnsupported(err) {
+					return err
+				}
+			}
+		default:
+			return err
+		}
+	}
+	// After the ACL, which sets the group class from its mask: the mode
+	// is the source's, set-ID bits included.
+	return t.chmod(mode)
+}
+
+func (t target) setXattr(name string, val []byte) error {
+	return ignoringEINTR(func() error {
+		if t.fd >= 0 {
+			return unix.Fsetxattr(t.fd, name, val, 0)
+		}
+		return unix.Lsetxattr(t.path, name, val, 0)
+	})
+}
+
+func (t target) removeXattr(name string) error {
+	return ignoringEINTR(func() error {
+		if t.fd >= 0 {
+			return unix.Fremovexattr(t.fd, name)
+		}
+		return unix.Lremovexattr(t.path, name)
+	})
 }
 
 func (t target) chown(uid, gid int) error {
