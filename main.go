@@ -138,8 +138,11 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
 			}
 			for _, dest := range left.Partial {
-				if s == syscall.SIGPIPE && isPipe(dest) {
-					continue // the pipe's reader left: nobody to tell
+				if s == syscall.SIGPIPE && isAnonymousPipe(dest) {
+					// The pipe's reader left (/dev/stdout, >(cmd)): cp's
+					// silent death. A named FIFO is a file the user
+					// named, and is told about as a device is.
+					continue
 				}
 				out.InterruptedInPlace(dest)
 			}
@@ -163,14 +166,22 @@ func handleSignals(out *output.Output, session *durability.Session) (stop func()
 	}
 }
 
-// isPipe reports whether name is (or leads to) a pipe or a socket.
-func isPipe(name string) bool {
-	var st syscall.Stat_t
-	if syscall.Stat(name, &st) != nil {
+// isAnonymousPipe reports whether name leads to a pipe or socket that has
+// no name in a filesystem (a magic link such as /dev/stdout to pipefs or
+// sockfs), not to a named FIFO.
+func isAnonymousPipe(name string) bool {
+	var fs syscall.Statfs_t
+	if syscall.Statfs(name, &fs) != nil {
 		return false
 	}
-	return st.Mode&syscall.S_IFMT == syscall.S_IFIFO || st.Mode&syscall.S_IFMT == syscall.S_IFSOCK
+	return fs.Type == pipefsMagic || fs.Type == sockfsMagic
 }
+
+// The f_type of pipefs and sockfs (linux/magic.h).
+const (
+	pipefsMagic = 0x50495045
+	sockfsMagic = 0x534f434b
+)
 
 // die kills the process with s, by its default action: signal.Reset stops
 // the runtime's delivery to the channel, and s gets SIG_DFL before it is

@@ -200,6 +200,10 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 			undo()
 		}
 	} else {
+		// A pipe whose reader left: the signal handler, which
+		// brokenPipe waits for, still finds DEST being written and
+		// names it as partial (a named FIFO).
+		brokenPipe(err)
 		dest.Abort()
 	}
 	if err != nil && becameDir(err, p.dst, name) {
@@ -209,8 +213,13 @@ func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) b
 	if err != nil {
 		brokenPipe(err)
 		r.fail(output.CopyError(src, dst, err, o.Reflink == copier.ReflinkAlways))
-		if dest.InPlace() && !special {
+		switch {
+		case dest.InPlace() && !special:
 			r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
+		case dest.InPlace() && !pseudo && res.Bytes > 0:
+			// A device or FIFO DEST, written in place: what a failure
+			// leaves in it is part of the copy, as after a signal.
+			r.fail(fmt.Sprintf("%s was written in place and is now incomplete", quote(dst)))
 		}
 		return false
 	}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+
+package integration_test
+
+// A device or FIFO DEST is written in place; a copy into one that fails
+// (ENOSPC on a small block device, EPIPE from a FIFO whose reader left)
+// leaves part of the copy there, and fastcp says so, as it does after a
+// fatal signal.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestPartialDeviceNamed(t *testing.T) {
+	needRoot(t)
+	losetup := needTool(t, "losetup")
+	dir := t.TempDir()
+	img := join(dir, "img")
+	if err := os.WriteFile(img, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(losetup, "-f", "--show", img).Output()
+	if err != nil {
+		t.Fatalf("losetup: %v", err)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command(losetup, "-d", dev).Run() })
+	writeFile(t, join(dir, "src"), randomBytes(2<<20, t.Name()), 0o644)
+	for _, strategy := range []string{"auto", "rw"} {
+		r := fastcp(t, dir, "--strategy="+strategy, "src", dev)
+		if r.code != 1 || !strings.Contains(r.stderr, "No space left on device") ||
+			!strings.HasSuffix(r.stderr, "fastcp: "+q(dev)+" was written in place and is now incomplete\n") {
+			t.Errorf("--strategy=%s: %v, want ENOSPC and the device named as incomplete", strategy, r)
+		}
+	}
+}
+
+func TestPartialFIFONamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, join(dir, "src"), randomBytes(8<<20, t.Name()), 0o644)
+	fifo := join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err == nil {
+			_, err = io.ReadFull(f, make([]byte, 1000))
+			f.Close()
+		}
+		read <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := fastcpCmd(ctx, dir, "src", "fifo")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if e := <-read; e != nil {
+		t.Fatal(e)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGPIPE {
+		t.Errorf("%v, want a death by SIGPIPE, as cp's", err)
+	}
+	if want := "fastcp: interrupted: 'fifo' was written in place and is now incomplete\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
