@@ -248,8 +248,11 @@ func (a *app) continueCopy(r *record, ex destInfo, dst string, before *unix.Stat
 	case errors.As(err, &fresh):
 		r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
 	}
-	if dest != nil && a.opts.Debug {
+	switch {
+	case dest != nil && a.opts.Debug:
 		r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(dest.TempPath()), start, before.Size))
+	case dest != nil && a.opts.Verbose && start > 0:
+		r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(start), output.Size(before.Size)))
 	}
 	return dest, start, true
 }

@@ -225,7 +225,7 @@ func (s *slowRun) waitUntil(t *testing.T, what string, cond func() bool) {
 var (
 	resumeLineRE   = regexp.MustCompile(`^resume: '(.*)' from offset (\d+) of (\d+)$`)
 	strategyLineRE = regexp.MustCompile(`^strategy: `)
-	bytesInRE      = regexp.MustCompile(`(\d+) bytes in \d+ calls`)
+	bytesInRE      = regexp.MustCompile(`(\d+) bytes in \d+ calls?`)
 )
 
 // resumed is what the --debug lines of a run say: the offsets it resumed
@@ -253,7 +253,9 @@ func parseResumed(t *testing.T, stdout string) resumed {
 	return r
 }
 
-var keptRE = regexp.MustCompile(`^fastcp: interrupted: '(.*)' keeps (\d+) of (\d+) bytes of the copy to '(.*)'; run again with --resume to continue$`)
+var resumedRE = regexp.MustCompile(`^'src' -> 'dst'\nresumed 'dst' at [1-9][0-9.]* [KMG]iB of 64 MiB\n$`)
+
+var keptRE = regexp.MustCompile(`^fastcp: interrupted: '(.*)' keeps [0-9.]+ [KMGT]?i?B of [0-9.]+ [KMGT]?i?B of the copy to '(.*)' \((\d+) of (\d+) bytes\); run again with --resume to continue$`)
 
 // A 2 GiB copy stopped at about half by SIGKILL (after a checkpoint) or
 // SIGINT (which records one), with the automatic strategy and a forced
@@ -302,7 +304,7 @@ func TestResumeLargeCopy(t *testing.T) {
 			}
 			if tc.sig == syscall.SIGINT {
 				m := keptRE.FindStringSubmatch(strings.TrimSpace(run.output()))
-				if m == nil || m[1] != resumeTemp || m[2] != strconv.FormatInt(ckpt, 10) || m[3] != strconv.Itoa(size) || m[4] != "dst" {
+				if m == nil || m[1] != resumeTemp || m[3] != strconv.FormatInt(ckpt, 10) || m[4] != strconv.Itoa(size) || m[2] != "dst" {
 					t.Fatalf("stderr %q, want the kept file, %d of %d bytes and the hint", run.output(), ckpt, size)
 				}
 			}
@@ -384,8 +386,16 @@ func TestResumeSignals(t *testing.T) {
 				assertNoTemps(t, dir)
 				return
 			}
-			if m := keptRE.FindStringSubmatch(strings.TrimSpace(run.output())); m == nil || m[2] != strconv.FormatInt(checkpointOf(temp), 10) {
-				t.Errorf("stderr %q, want the kept file and its checkpoint %d", run.output(), checkpointOf(temp))
+			ckpt := checkpointOf(temp)
+			if m := keptRE.FindStringSubmatch(strings.TrimSpace(run.output())); m == nil || m[3] != strconv.FormatInt(ckpt, 10) {
+				t.Errorf("stderr %q, want the kept file and its checkpoint %d", run.output(), ckpt)
+			}
+			// -v says the copy was resumed, and where.
+			if ckpt > 0 {
+				r := fastcp(t, dir, "--resume", "-v", "src", "dst")
+				if !resumedRE.MatchString(r.stdout) || r.code != 0 {
+					t.Errorf("--resume -v: %v, want stdout to match %s", r, resumedRE)
+				}
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"fastcp/copier"
 	"fastcp/durability"
@@ -120,8 +121,8 @@ func (o *Output) Interrupted(temp, dest string, done, size int64, err error) {
 	if err != nil {
 		flushed = fmt.Sprintf(" (the last flush failed: %s)", ErrText(err))
 	}
-	fmt.Fprintf(o.stderr, "%s: interrupted: %s keeps %d of %d bytes of the copy to %s%s; run again with --resume to continue\n",
-		o.prog, Quote(temp), done, size, Quote(dest), flushed)
+	fmt.Fprintf(o.stderr, "%s: interrupted: %s keeps %s of %s of the copy to %s (%d of %d bytes)%s; run again with --resume to continue\n",
+		o.prog, Quote(temp), Size(done), Size(size), Quote(dest), done, size, flushed)
 }
 
 // InterruptedInPlace says, after Freeze, that a fatal signal stopped the
@@ -177,7 +178,13 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 			// named as the final flush is, not as a write.
 			return fmt.Sprintf("%s failed for %s: %s", se.Syscall, Quote(dst), ErrText(se.Err))
 		}
-		switch ce.Side {
+		side := ce.Side
+		if side != copier.SideRead && (errors.Is(ce.Err, syscall.ENOSPC) || errors.Is(ce.Err, syscall.EDQUOT) || errors.Is(ce.Err, syscall.EFBIG)) {
+			// Only a write runs out of room, whichever call it was
+			// (copy_file_range, sendfile, splice): as cp words it.
+			side = copier.SideWrite
+		}
+		switch side {
 		case copier.SideRead:
 			return fmt.Sprintf("error reading %s: %s", Quote(src), ErrText(ce.Err))
 		case copier.SideWrite:
@@ -207,6 +214,14 @@ func EntryError(what, dst string, err error) string {
 // Copying is the -v line for a copy of src to dst.
 func Copying(src, dst string) string { return fmt.Sprintf("%s -> %s", Quote(src), Quote(dst)) }
 
+// calls is "1 call", "2 calls" ("1 other call"...).
+func calls(n int64, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %scall", what)
+	}
+	return fmt.Sprintf("%d %scalls", n, what)
+}
+
 // DebugLines explains one copy for --debug: cp's line, then fastcp's own.
 func DebugLines(r *copier.Result) []string {
 	lines := []string{fmt.Sprintf("copy offload: %s, reflink: %s, sparse detection: %s", r.Offload, r.Reflink, r.Sparse)}
@@ -216,9 +231,9 @@ func DebugLines(r *copier.Result) []string {
 		if st.Calls == 0 && s != r.Strategy {
 			continue
 		}
-		used = append(used, fmt.Sprintf("%s %d bytes in %d calls", s, st.Bytes, st.Calls))
+		used = append(used, fmt.Sprintf("%s %d bytes in %s", s, st.Bytes, calls(st.Calls, "")))
 	}
-	lines = append(lines, fmt.Sprintf("strategy: %s (%s; %d other calls)", r.Strategy, strings.Join(used, ", "), r.StatOf(copier.Auto).Calls))
+	lines = append(lines, fmt.Sprintf("strategy: %s (%s; %s)", r.Strategy, strings.Join(used, ", "), calls(r.StatOf(copier.Auto).Calls, "other ")))
 	for _, f := range r.Fallbacks {
 		how := copier.ErrnoText(f.Err)
 		if f.Memo {
