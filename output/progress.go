@@ -42,6 +42,11 @@ type Progress struct {
 	cols  func() int // the terminal's width; nil in plain mode
 	drawn bool       // a bar is on the terminal line
 	start time.Time
+	// The terminal's fd (-1 in plain mode) and whether it is dumb
+	// (TERM=dumb: no escape sequences, lines blanked with spaces).
+	ttyFd int
+	dumb  bool
+	erase *eraseAfter
 
 	// The drawing goroutine's alone: it makes the bar and is the only
 	// one to call into progressbar (its options write the bar's fields
@@ -76,11 +81,12 @@ func IsTerminal(w io.Writer) bool {
 // line a second otherwise. total is the bytes the run will copy, -1 when a
 // source's size cannot be known. Finish stops it.
 func (o *Output) StartProgress(total int64) *Progress {
-	p := &Progress{w: o.stderr, prog: o.prog, total: total, start: time.Now(), stop: make(chan struct{})}
+	p := &Progress{w: o.stderr, prog: o.prog, total: total, start: time.Now(), stop: make(chan struct{}), ttyFd: -1}
 	p.Describe("")
 	if IsTerminal(o.stderr) {
 		fd := int(o.stderr.(*os.File).Fd())
 		p.cols = func() int { return terminalWidth(fd) }
+		p.ttyFd, p.dumb = fd, os.Getenv("TERM") == "dumb"
 	}
 	o.mu.Lock()
 	o.clearLine = p.clear
@@ -115,21 +121,38 @@ func (p *Progress) loop(out *Output) {
 			return
 		case <-t.C:
 			out.mu.Lock()
-			p.draw()
+			if p.foreground() {
+				p.draw()
+			}
 			out.mu.Unlock()
 		}
 	}
 }
 
+// foreground reports whether the process may draw on its terminal: it is
+// in the terminal's foreground process group, or the terminal is not its
+// controlling one. In the background (cmd &) nothing is drawn, so with
+// stty tostop a write never stops it with SIGTTOU, and without tostop no
+// bar is drawn over the shell's prompt; asked at every redraw, so a job
+// brought to the foreground (fg) draws again.
+func (p *Progress) foreground() bool {
+	if p.ttyFd < 0 {
+		return true
+	}
+	pgrp, err := unix.IoctlGetInt(p.ttyFd, unix.TIOCGPGRP)
+	return err != nil || pgrp == unix.Getpgrp()
+}
+
 // startBar makes the terminal's bar and starts its clock (its rate is the
 // bytes over the time since), without drawing it.
 func (p *Progress) startBar() {
+	p.erase = &eraseAfter{w: p.w, dumb: p.dumb}
 	max := p.total
 	if max == 0 {
 		max = 1 // progressbar draws nothing with a max of 0 (empty files only)
 	}
 	p.bar = progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(eraseAfter{p.w}),
+		progressbar.OptionSetWriter(p.erase),
 		progressbar.OptionUseANSICodes(true), // no blanking of the line with spaces: eraseAfter ends it
 		progressbar.OptionSetTheme(progressbar.ThemeASCII),
 		progressbar.OptionShowBytes(true),
@@ -147,11 +170,22 @@ func (p *Progress) startBar() {
 // eraseAfter ends each of progressbar's writes ("\r" and the line) with
 // the escape that erases the rest of the line: a shorter line than the
 // last leaves nothing of it, and no line of spaces can wrap on a terminal
-// made narrower.
-type eraseAfter struct{ w io.Writer }
+// made narrower. On a dumb terminal (TERM=dumb), which has no such escape,
+// spaces blank what the last line had beyond this one.
+type eraseAfter struct {
+	w    io.Writer
+	dumb bool
+	last int // columns of the last line written (dumb)
+}
 
-func (e eraseAfter) Write(b []byte) (int, error) {
-	n, err := e.w.Write(append(b[:len(b):len(b)], "\x1b[K"...))
+func (e *eraseAfter) Write(b []byte) (int, error) {
+	tail := "\x1b[K"
+	if e.dumb {
+		w := textWidth(strings.TrimPrefix(string(b), "\r"))
+		tail = strings.Repeat(" ", max(0, e.last-w))
+		e.last = w
+	}
+	n, err := e.w.Write(append(b[:len(b):len(b)], tail...))
 	return min(n, len(b)), err
 }
 
@@ -295,7 +329,7 @@ func layBar(cols int, what string, known bool, elapsed time.Duration) (l barLayo
 	growName(40)
 	l.desc = verb
 	if nameW > 0 {
-		l.desc += " " + shortenTo(name, nameW)
+		l.desc += " " + shortenName(name, nameW)
 	}
 	return l, true
 }
@@ -365,13 +399,31 @@ func shortenTo(s string, n int) string {
 	return "…" + string(r[i:])
 }
 
+// shortenName is shortenTo for a quoted name ('dir/file'): its opening
+// quote stays, so that the cut shows as a cut ('…dir/file').
+func shortenName(s string, n int) string {
+	if textWidth(s) <= n || !strings.HasPrefix(s, "'") || n < 3 {
+		return shortenTo(s, n)
+	}
+	return "'" + shortenTo(s[1:], n-1)
+}
+
 // clear removes the bar from the terminal line; the caller holds the
 // output lock. The next tick draws it again.
 func (p *Progress) clear() {
-	if p.drawn {
-		io.WriteString(p.w, "\r\x1b[K")
-		p.drawn = false
+	if !p.drawn {
+		return
 	}
+	p.drawn = false
+	if !p.foreground() {
+		return // sent to the background since: leave the line as it is
+	}
+	if p.dumb && p.erase != nil {
+		io.WriteString(p.w, "\r"+strings.Repeat(" ", p.erase.last)+"\r")
+		p.erase.last = 0
+		return
+	}
+	io.WriteString(p.w, "\r\x1b[K")
 }
 
 // Finish stops the ticker and clears the bar.

@@ -116,12 +116,12 @@ func TestBarWidths(t *testing.T) {
 	}{
 		// 60: the verb, the end of the name, the percentage, a short
 		// bar, the bytes and the rate.
-		{60, regexp.MustCompile(`^copying …disk\.img'  25% \[=?>?\.*\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) $`)},
+		{60, regexp.MustCompile(`^copying '…isk\.img'  25% \[=?>?\.*\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) $`)},
 		// 80: 23 columns of the name, a bar of 10.
-		{80, regexp.MustCompile(`^copying …rectory-name/disk\.img'  25% \[=>\.{8}\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) $`)},
+		{80, regexp.MustCompile(`^copying '…ectory-name/disk\.img'  25% \[=>\.{8}\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) $`)},
 		// 120: and the elapsed time and the time left (room kept for the
 		// longest time), the name 24 columns, the bar 20.
-		{120, regexp.MustCompile(`^copying …irectory-name/disk\.img'  25% \[====>\.{15}\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) \[0s:[0-9hms.]+\]$`)},
+		{120, regexp.MustCompile(`^copying '…rectory-name/disk\.img'  25% \[====>\.{15}\] \(1\.1/4\.3 GB, [0-9.]+ [kMGTPE]?B/s\) \[0s:[0-9hms.]+\]$`)},
 	} {
 		cols = c.cols
 		line := redraw(t, p, buf)
@@ -139,11 +139,11 @@ func TestBarWidths(t *testing.T) {
 	cols = 60
 	p.Describe("flushing " + name)
 	p.Add(3 << 30)
-	if line := redraw(t, p, buf); !strings.HasPrefix(line, "flushing …") || !strings.Contains(line, "  99% [") || !strings.Contains(line, "(4.3/4.3 GB") {
+	if line := redraw(t, p, buf); !strings.HasPrefix(line, "flushing '…") || !strings.Contains(line, "  99% [") || !strings.Contains(line, "(4.3/4.3 GB") {
 		t.Errorf("flushing at 60 columns: %q", line)
 	}
 	// And again: still drawn.
-	if line := redraw(t, p, buf); !strings.HasPrefix(line, "flushing …") {
+	if line := redraw(t, p, buf); !strings.HasPrefix(line, "flushing '…") {
 		t.Errorf("flushing at 60 columns, redrawn: %q", line)
 	}
 	// Too narrow for the verb and the numbers: the line is erased, nothing drawn.
@@ -336,6 +336,57 @@ func TestSize(t *testing.T) {
 	} {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TERM=dumb: no escape sequence is ever written; a shorter line blanks
+// what the longer one before it left with spaces, and clearing the bar
+// blanks the whole line.
+func TestBarOnDumbTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	cols := 120
+	p := &Progress{w: &buf, total: 4 << 30, cols: func() int { return cols }, dumb: true, ttyFd: -1}
+	p.Describe("copying 'a-rather-long-file-name.img'")
+	p.startBar()
+	p.Add(1 << 30)
+	p.draw()
+	first := buf.String()
+	buf.Reset()
+	cols = 60
+	p.Describe("copying 'b'")
+	p.draw()
+	second := buf.String()
+	buf.Reset()
+	p.clear()
+	cleared := buf.String()
+	for _, s := range []string{first, second, cleared} {
+		if strings.Contains(s, "\x1b") {
+			t.Errorf("an escape sequence on a dumb terminal: %q", s)
+		}
+	}
+	w1 := textWidth(strings.TrimPrefix(first, "\r"))
+	if w2 := textWidth(strings.TrimPrefix(second, "\r")); w2 != w1 || !strings.HasSuffix(second, " ") {
+		t.Errorf("the shorter line is %d columns with its blanks, want the first line's %d: %q then %q", w2, w1, first, second)
+	}
+	if strings.Trim(cleared, "\r ") != "" || !strings.HasPrefix(cleared, "\r") || !strings.HasSuffix(cleared, "\r") {
+		t.Errorf("clear wrote %q, want a line of spaces between carriage returns", cleared)
+	}
+}
+
+// A cut name keeps its opening quote.
+func TestShortenNameKeepsQuote(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"'dir/big.bin'", 20, "'dir/big.bin'"},
+		{"'a/long/dir/big.bin'", 11, "'…/big.bin'"},
+		{"plain-name.bin", 8, "…ame.bin"},
+	} {
+		if got := shortenName(c.in, c.n); got != c.want || textWidth(got) > c.n {
+			t.Errorf("shortenName(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }
