@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // shellCmd is bash -c script with $0 set to the fastcp binary, in dir, in a
@@ -237,4 +240,101 @@ func TestPipeDest(t *testing.T) {
 			t.Errorf("%v, stdout %q, stderr %q: want a silent death by SIGPIPE", err, stdout.String(), stderr.String())
 		}
 	})
+}
+
+// openPty opens a pseudo-terminal pair: the master, and the slave's file.
+func openPty(t testing.TB) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// TestBackgroundJobOnTerminal runs fastcp --progress as a background job
+// of a job-control shell on a pseudo-terminal with stty tostop: a write to
+// the terminal would stop it (SIGTTOU), and bash's wait would report the
+// stop (status 150). fastcp must draw nothing while in the background and
+// run to its end; the same copy in the foreground draws its bar.
+func TestBackgroundJobOnTerminal(t *testing.T) {
+	t.Parallel()
+	bash := needTool(t, "bash")
+	dir := t.TempDir()
+	data := randomBytes(1<<20, "background")
+	for _, c := range []struct {
+		name, job string
+		wantBar   bool
+	}{
+		{"background", `"$0" --progress src dst-bg & wait $!; echo "status $?"`, false},
+		{"foreground", `"$0" --progress src dst-fg; echo "status $?"`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fifo := join(dir, "src")
+			os.Remove(fifo)
+			mkfifo(t, fifo)
+			// The source comes slowly, over a second: several redraws.
+			wrote := make(chan error, 1)
+			go func() {
+				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err != nil {
+					wrote <- err
+					return
+				}
+				defer f.Close()
+				for i := 0; i < len(data); i += len(data) / 8 {
+					if _, err := f.Write(data[i : i+len(data)/8]); err != nil {
+						wrote <- err
+						return
+					}
+					time.Sleep(150 * time.Millisecond)
+				}
+				wrote <- nil
+			}()
+			master, slave := openPty(t)
+			defer master.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, "-c", `set -m; stty tostop; `+c.job, setup.Bin)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL=C", "TERM=xterm")
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			cmd.WaitDelay = 5 * time.Second
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var out bytes.Buffer
+			read := make(chan struct{})
+			go func() { io.Copy(&out, master); close(read) }()
+			err := cmd.Wait()
+			waitFIFOPeer(t, fifo, wrote)
+			master.Close()
+			<-read
+			got := out.String()
+			if err != nil || !strings.Contains(got, "status 0") {
+				t.Fatalf("%v; terminal: %q: want the job to end with status 0", err, got)
+			}
+			if bar := strings.Contains(got, "copying 'dst-"); bar != c.wantBar {
+				t.Errorf("bar drawn: %v, want %v; terminal: %q", bar, c.wantBar, got)
+			}
+			dst := "dst-fg"
+			if !c.wantBar {
+				dst = "dst-bg"
+			}
+			assertFileBytes(t, join(dir, dst), data)
+		})
+	}
 }
