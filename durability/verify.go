@@ -145,13 +145,15 @@ func (d *Destination) verify(src *os.File) error {
 func sumSource(src *os.File, nocache bool) sums {
 	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
+	holes := newHoleMap(fd)
+	defer holes.close()
 	s := sumChunks(func(b []byte, off int64) (int, error) {
 		n, err := readFull(fd, b, off)
 		if nocache && n > 0 {
 			fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
 		}
 		return n, err
-	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1)
+	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1, holes)
 	runtime.KeepAlive(src)
 	return s
 }
@@ -196,8 +198,10 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 	if want != nil && identityOf(&st) != identityOf(want) {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: errReplaced}}
 	}
+	holes := newHoleMap(fd)
+	defer holes.close()
 	fadvise(fd, 0, 0, unix.FADV_DONTNEED)
-	if n, err := resident(fd); err == nil && n == 0 {
+	if n, err := residentIn(fd, holes); err == nil && n == 0 {
 		fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
 		bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
 		s := sumChunks(func(b []byte, off int64) (int, error) {
@@ -206,7 +210,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 				fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
 			}
 			return n, err
-		}, bufs, limit)
+		}, bufs, limit, holes)
 		s.how = ReadEvicted
 		return s
 	}
@@ -216,7 +220,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 		align := dioAlign(dfd)
 		if align > 0 {
 			bufs := [2][]byte{alignedBuffer(verifyChunk, align), alignedBuffer(verifyChunk, align)}
-			s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(dfd, b, off) }, bufs, limit)
+			s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(dfd, b, off) }, bufs, limit, holes)
 			unix.Close(dfd)
 			if !(errors.Is(s.err, unix.EINVAL) && s.size == 0) {
 				s.how = ReadDirect
@@ -229,7 +233,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
 	}
 	bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
-	s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(fd, b, off) }, bufs, limit)
+	s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(fd, b, off) }, bufs, limit, holes)
 	s.how = ReadPageCache
 	return s
 }
@@ -288,11 +292,12 @@ func readFull(fd int, b []byte, off int64) (int, error) {
 // sumChunks reads chunk after chunk with read (which returns fewer bytes
 // only at end of file) into the two buffers in turn, checksumming each
 // chunk in a second goroutine while the next is read. limit < 0 reads to
-// end of file.
-func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limit int64) sums {
+// end of file. A chunk that holes (nil: none) says is a hole is not read:
+// it gets the checksum of zeros.
+func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limit int64, holes *holeMap) sums {
 	type chunk struct {
 		b   []byte
-		idx int
+		idx int // -1: a hole of len(b) bytes, not read
 	}
 	full := make(chan chunk, 1)
 	free := make(chan int, 2)
@@ -302,6 +307,10 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	go func() {
 		var crcs []uint32
 		for c := range full {
+			if c.idx < 0 {
+				crcs = append(crcs, zeroSum(len(c.b)))
+				continue
+			}
 			crcs = append(crcs, crc32.Checksum(c.b, castagnoli()))
 			free <- c.idx
 		}
@@ -309,6 +318,14 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	}()
 	var s sums
 	for limit < 0 || s.size < limit {
+		if n, ok := holes.hole(s.size, len(bufs[0])); ok && limit < 0 {
+			full <- chunk{bufs[0][:n:n], -1}
+			s.size += int64(n)
+			if n < len(bufs[0]) {
+				break
+			}
+			continue
+		}
 		i := <-free
 		b := bufs[i]
 		if limit >= 0 && limit-s.size < int64(len(b)) {
