@@ -316,7 +316,7 @@ func TestBenchmarkJSON(t *testing.T) {
 // test file, and then as the --bench-from source of one: it must refuse
 // before creating anything.
 func TestBenchmarkNoSpace(t *testing.T) {
-	needRoot(t)
+	needMount(t)
 	small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 16<<20)
 	if err != nil {
 		t.Fatal(err)

@@ -141,6 +141,7 @@ func ccBuild(t testing.TB, dir string, entries []ccEntry, workOwner int) string 
 		case 'c':
 			err = unix.Mknod(p, unix.S_IFCHR|0o600, int(unix.Mkdev(e.major, e.minor)))
 		case 'm':
+			needMount(t)
 			if err = os.Mkdir(p, 0o700); err == nil {
 				err = unix.Mount("none", p, e.data, 0, "")
 			}

@@ -40,6 +40,7 @@ func TestSameFile(t *testing.T) {
 			}
 		}},
 		{name: "bind-mount", src: "f", dst: "b/f", root: true, setup: func(t *testing.T, dir string) {
+			needMount(t)
 			b := mustMkdir(t, join(dir, "b"))
 			if out, err := exec.Command("mount", "--bind", dir, b).CombinedOutput(); err != nil {
 				t.Fatalf("mount --bind: %v: %s", err, out)

@@ -49,6 +49,36 @@ func needRoot(t testing.TB) {
 	t.Skip("needs root")
 }
 
+// needMount skips a test that mounts a filesystem of its own (tmpfs,
+// ramfs, a bind mount) where root cannot mount (a container without
+// CAP_SYS_ADMIN: TestMain's probe), except under CI=true.
+func needMount(t testing.TB) {
+	t.Helper()
+	needRoot(t)
+	skipUnless(t, setup.NoMount)
+}
+
+// needLoop skips a test that sets up a loop device of its own where none
+// can be (TestMain's probe), except under CI=true.
+func needLoop(t testing.TB) {
+	t.Helper()
+	needRoot(t)
+	skipUnless(t, setup.NoLoop)
+}
+
+// skipUnless skips the test for the reason why, unless why is empty;
+// under CI=true a skip is a failure.
+func skipUnless(t testing.TB, why string) {
+	t.Helper()
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s, and CI=true forbids skipping this test", why)
+	}
+	t.Skip(why)
+}
+
 // needTool returns the path of a program the test needs. Without it the
 // test is skipped, except under CI=true, where .ci/run installs it.
 func needTool(t testing.TB, name string) string {

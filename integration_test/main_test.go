@@ -49,7 +49,9 @@ type state struct {
 	Root     string            // the scratch directory
 	Mounts   map[string]string // kind -> mount point
 	MountErr map[string]string // kind -> why mounting failed (as root)
-	Missing  map[string]string // kind -> the missing program that makes it (mkfs.xfs)
+	Missing  map[string]string // kind -> why it cannot be made here (mkfs.xfs is not installed)
+	NoMount  string            // as root: why nothing can be mounted here (no CAP_SYS_ADMIN)
+	NoLoop   string            // as root: why no loop device can be set up here
 }
 
 // mkfsPackage names what provides each kind's mkfs, for the skip message.
@@ -89,7 +91,14 @@ func parent() int {
 		return 1
 	}
 	if fsfixture.IsRoot() {
+		st.NoMount, st.NoLoop = probeMounts(root)
 		for _, kind := range fsfixture.Kinds {
+			if why := cannotMount(st, kind); why != "" {
+				// A container without CAP_SYS_ADMIN or loop devices: the
+				// tests on it skip (fsDir), except under CI=true.
+				st.Missing[kind] = why
+				continue
+			}
 			if pkg, ok := mkfsPackage[kind]; ok {
 				if _, err := exec.LookPath("mkfs." + kind); err != nil {
 					// The tests on it skip (fsDir), except under CI=true.
@@ -159,6 +168,52 @@ func parent() int {
 	}
 	fmt.Fprintln(os.Stderr, "integration_test:", err)
 	return 1
+}
+
+// probeMounts tries, once for the package, what the root-only tests do:
+// mount a tmpfs, and set up a loop device. Each result is empty when it
+// works, or why it does not (a container without CAP_SYS_ADMIN, or without
+// /dev/loop-control), so that the tests needing it skip with that reason.
+func probeMounts(root string) (noMount, noLoop string) {
+	dir, err := os.MkdirTemp(root, "probe-")
+	if err != nil {
+		return err.Error(), err.Error()
+	}
+	defer os.RemoveAll(dir)
+	mnt := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		return err.Error(), err.Error()
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		noMount = fmt.Sprintf("mounting is not permitted here (mount -t tmpfs: %v: %s)", err, firstLine(out))
+		return noMount, noMount
+	}
+	exec.Command("umount", mnt).Run()
+	img := filepath.Join(dir, "img")
+	if err := os.WriteFile(img, make([]byte, 1<<20), 0o600); err != nil {
+		return "", err.Error()
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
+	if err != nil {
+		return "", fmt.Sprintf("no loop device can be set up here (losetup: %v: %s)", err, firstLine(out))
+	}
+	exec.Command("losetup", "-d", strings.TrimSpace(string(out))).Run()
+	return "", ""
+}
+
+// firstLine is the first line of a command's output, for a one-line reason.
+func firstLine(out []byte) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return l
+}
+
+// cannotMount says why the package's filesystem of kind cannot be mounted
+// here (empty: it can be tried).
+func cannotMount(st state, kind string) string {
+	if kind == "tmpfs" {
+		return st.NoMount
+	}
+	return st.NoLoop
 }
 
 // build compiles fastcp from the module root (the parent of this package's

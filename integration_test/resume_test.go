@@ -37,7 +37,7 @@ const (
 // larger than the package's filesystems.
 func resumeFS(t *testing.T, size int64) string {
 	t.Helper()
-	needRoot(t)
+	needMount(t)
 	fs, err := fsfixture.Mount(t.TempDir(), "tmpfs", size)
 	if err != nil {
 		t.Fatal(err)
@@ -693,7 +693,7 @@ func TestResumeTree(t *testing.T) {
 // ramfs has no user xattrs: --resume warns once, then copies as usual; an
 // interrupted copy there keeps nothing, and the next run starts over.
 func TestResumeWithoutUserXattrs(t *testing.T) {
-	needRoot(t)
+	needMount(t)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "ramfs", "ramfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount ramfs: %v: %s", err, out)

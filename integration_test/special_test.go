@@ -296,7 +296,7 @@ func TestDeviceSources(t *testing.T) {
 	})
 	t.Run("block-device", func(t *testing.T) {
 		t.Parallel()
-		needRoot(t)
+		needLoop(t)
 		dir := t.TempDir()
 		img := join(dir, "img")
 		data := randomBytes(4<<20, "blockdev")

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -47,8 +48,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needFUSE skips a test without root or /dev/fuse, except under CI=true,
-// where skipping is a failure.
+// needFUSE skips a test without root or /dev/fuse, or where root cannot
+// mount a FUSE filesystem (a container without CAP_SYS_ADMIN: probed once),
+// except under CI=true, where skipping is a failure.
 func needFUSE(t *testing.T) {
 	t.Helper()
 	why := ""
@@ -56,6 +58,8 @@ func needFUSE(t *testing.T) {
 		why = "needs root (to mount FUSE without fusermount)"
 	} else if _, err := os.Stat("/dev/fuse"); err != nil {
 		why = "needs /dev/fuse"
+	} else {
+		why = fuseProbe()
 	}
 	if why == "" {
 		return
@@ -65,6 +69,24 @@ func needFUSE(t *testing.T) {
 	}
 	t.Skip(why)
 }
+
+// fuseProbe mounts and unmounts an empty filesystem once, and says why
+// that failed (empty: it worked).
+var fuseProbe = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "crashfs-probe-")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.Remove(dir)
+	fs := New()
+	if err := fs.Mount(dir); err != nil {
+		return fmt.Sprintf("cannot mount a FUSE filesystem here: %v", err)
+	}
+	if err := fs.Unmount(); err != nil {
+		return fmt.Sprintf("cannot unmount a FUSE filesystem here: %v", err)
+	}
+	return ""
+})
 
 // mounted returns a new filesystem and its mount point; the test unmounts
 // it at the end.
