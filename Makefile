@@ -65,7 +65,7 @@ sed -e '/^\.TH /s|"fastcp"|"fastcp $(VERSION)"|' \
 	man/fastcp.1 >$(MANOUT).tmp && mv $(MANOUT).tmp $(MANOUT)
 endef
 
-.PHONY: all build vet lint test check bench install uninstall clean
+.PHONY: all build vet lint test check dist bench install uninstall clean
 
 all: build
 
@@ -76,57 +76,98 @@ $(OUT): $(GOSOURCES)
 	$(build-recipe)
 
 # gofmt and go vet: the Go distribution alone.
+define vet-recipe
+@echo "gofmt -l"; out=$$(gofmt -l $$(find . -name '*.go' ! -path '*/vendor/*' ! -path './.cache/*')); \
+if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+$(GO) vet ./...
+endef
 vet:
-	@echo "gofmt -l"; out=$$(gofmt -l $$(find . -name '*.go' ! -path './vendor/*' ! -path './.cache/*')); \
-	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(vet-recipe)
 
 # vet, then staticcheck: a Go tool of the tools module (tools/go.mod), so
-# the product's go.mod stays the binary's. Without that module's sources
-# (offline, never downloaded: go -C tools mod download) it is skipped, except
-# under CI=true.
+# the product's go.mod stays the binary's. go fetches that module's
+# sources the first time (the only target but dist that may use the
+# network); make test does not run it.
 GOTOOL = $(GO) tool -modfile=tools/go.mod
-lint: vet
-	@if $(GOTOOL) -n staticcheck >/dev/null 2>&1 || [ "$$CI" = true ]; then \
-		echo "staticcheck ./..."; $(GOTOOL) staticcheck ./...; \
-	else \
-		echo "staticcheck: skipped, tools/go.mod's modules are not here (go -C tools mod download)"; \
-	fi
+lint:
+	$(vet-recipe)
+	@echo "staticcheck ./..."; $(GOTOOL) staticcheck ./...
 
-# make test: lint, the unit tests (with -race where it can be: RACE=auto,
-# on or off), then the integration tests against the built binary (root-only
-# cases run as root; without root, or xfsprogs, btrfs-progs, strace... they
-# skip, except under CI=true). scripts/testsum prints each package's
+# make test fetches nothing from the network (GOPROXY=off): it needs the
+# modules go.mod names in the module cache (make, or go mod download, puts
+# them there) or in vendor/ (a release tarball has them). It runs gofmt and
+# go vet, the unit tests (with -race where it can be: RACE=auto, on or off),
+# then the integration tests against the built binary (root-only cases run
+# as root; without root, a mount permission (a container without
+# CAP_SYS_ADMIN), xfsprogs, btrfs-progs, strace... they skip, with the
+# reason, except under CI=true). scripts/testsum prints each package's
 # result, what failed and why tests skipped, and closes with
 # "N passed, N failed, N skipped". The power-cut tests (integration_test/
 # crashfs, a module of its own) run last; without that module's sources
-# they are skipped, except under CI=true. make check: without -race.
+# (go -C integration_test/crashfs mod download, or its vendor/) they are
+# skipped, except under CI=true. make check: without -race.
 # Under CI=true (.ci/run) the race detector must run.
+# RUN limits every package's tests to those go test -run matches:
+# make check RUN='TestSparse|TestCopy'
+RUN ?=
+run_flag = $(if $(RUN),'-run=$(RUN)')
 RACE ?= $(if $(filter true,$(CI)),on,auto)
 RACE_PLATFORMS := linux/amd64 linux/arm64 linux/loong64 linux/ppc64le linux/riscv64 linux/s390x
 go_platform = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
 go_cc = $(firstword $(shell $(GO) env CC))
 # Why -race cannot be used here (empty: it can).
 race_off = $(if $(filter off,$(RACE)),RACE=off,$(if $(filter $(RACE_PLATFORMS),$(go_platform)),$(if $(shell command -v '$(go_cc)' 2>/dev/null),,no C compiler ($(go_cc)) for cgo),the race detector does not run on $(go_platform)))
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v '^fastcp/integration_test')
 TESTSUM = $(GO) run ./scripts/testsum
 
-test: lint
+test check: export GOPROXY = off
+test:
+	@$(GO) list -deps -test ./... >/dev/null 2>&1 || { \
+		echo "make test fetches nothing, and the modules go.mod names are neither in the module cache nor in vendor/:"; \
+		echo "make (or go mod download) fetches them"; $(GO) list -deps -test ./... 2>&1 | head -3; exit 1; } >&2
+	$(vet-recipe)
 	@why='$(race_off)'; \
 	if [ -z "$$why" ]; then race="env CGO_ENABLED=1 $(GO) test -race"; echo "unit tests with -race"; \
 	elif [ "$(RACE)" = on ]; then echo "RACE=on: $$why" >&2; exit 1; \
 	else race="$(GO) test"; echo "unit tests without -race: $$why"; fi; \
-	crashfs="';' $(GO) -C integration_test/crashfs test -json -count=1 -timeout 10m ."; \
+	echo "staticcheck: not run by make test (make lint runs it, fetching it the first time)"; \
+	crashfs="';' $(GO) -C integration_test/crashfs test -json -count=1 -timeout 10m $(run_flag) ."; \
 	if $(GO) -C integration_test/crashfs list -deps -test . >/dev/null 2>&1 || [ "$$CI" = true ]; then \
 		echo "go vet (integration_test/crashfs)"; $(GO) -C integration_test/crashfs vet . || exit 1; \
 	else \
-		crashfs=; echo "power-cut tests (integration_test/crashfs): skipped, its modules are not here (go -C integration_test/crashfs mod download)"; \
+		crashfs=; echo "power-cut tests (integration_test/crashfs): skipped, its module go-fuse is not here (go -C integration_test/crashfs mod download fetches it)"; \
 	fi; \
-	eval "$(TESTSUM) $$race -json -count=1 $(UNIT_PKGS) ';' \
-		$(GO) test -json -count=1 -timeout 20m ./integration_test/ $$crashfs"
+	pkgs=$$($(GO) list ./... | grep -v '^fastcp/integration_test' | tr '\n' ' ') || exit 1; \
+	eval "$(TESTSUM) $$race -json -count=1 $(run_flag) $$pkgs ';' \
+		$(GO) test -json -count=1 -timeout 20m $(run_flag) ./integration_test/ $$crashfs"
 
 check: RACE = off
 check: test
+
+# make dist: fastcp-VERSION.tar.gz (in DISTDIR), the tracked files with
+# VERSION holding make's version, and the modules of the product and of
+# the power-cut tests vendored (vendor/, integration_test/crashfs/vendor/),
+# so that make && make check work from it offline. Reproducible: sorted,
+# owner 0, every mtime SOURCE_DATE_EPOCH (default: the last commit's
+# time), gzip without a name or time. Needs the git work tree, and the
+# modules in the module cache or the network.
+DISTDIR ?= .
+DISTNAME = fastcp-$(VERSION)
+DIST_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git -C '$(SRCDIR)' log -1 --format=%ct 2>/dev/null))
+dist:
+	@git -C '$(SRCDIR)' rev-parse --show-toplevel >/dev/null 2>&1 || { echo "make dist: needs the git work tree" >&2; exit 1; }
+	@[ -n '$(DIST_EPOCH)' ] || { echo "make dist: no commit: set SOURCE_DATE_EPOCH" >&2; exit 1; }
+	@set -e; stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; d="$$stage/$(DISTNAME)"; mkdir "$$d"; \
+	cd '$(SRCDIR)'; git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$$d"; \
+	echo '$(VERSION)' >"$$d/VERSION"; \
+	echo "go mod vendor (the product's modules, and integration_test/crashfs's)"; \
+	env GOFLAGS= $(GO) mod vendor -o "$$d/vendor"; \
+	env GOFLAGS= $(GO) -C integration_test/crashfs mod vendor -o "$$d/integration_test/crashfs/vendor"; \
+	cd '$(CURDIR)'; mkdir -p '$(DISTDIR)'; \
+	tar --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+		--mode='u+rw,go-w,a+rX' --mtime='@$(DIST_EPOCH)' \
+		-C "$$stage" -cf - $(DISTNAME) | gzip -9n >'$(DISTDIR)/$(DISTNAME).tar.gz.tmp'; \
+	mv '$(DISTDIR)/$(DISTNAME).tar.gz.tmp' '$(DISTDIR)/$(DISTNAME).tar.gz'; \
+	echo '$(DISTDIR)/$(DISTNAME).tar.gz'
 
 # fastcp against cp, dd and io.Copy (peerbench), then the durability modes
 # against cp && sync, dd conv=fdatasync and fio (durabench): medians, ratios,
@@ -154,5 +195,5 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/fastcp.fish
 
 clean:
-	rm -f $(OUT) $(MANOUT)
+	rm -f $(OUT) $(MANOUT) fastcp-*.tar.gz
 	rm -rf .cache

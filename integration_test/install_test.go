@@ -5,10 +5,14 @@ package integration_test
 // shell completions (every option, every value).
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"fastcp/benchmark"
 	"fastcp/copier"
@@ -204,6 +209,9 @@ func distSnapshot(t testing.TB, root, dir string) {
 			if d.IsDir() && (rel == ".git") {
 				return filepath.SkipDir
 			}
+			if d.IsDir() && (rel == "vendor" || rel == filepath.Join("integration_test", "crashfs", "vendor")) {
+				return filepath.SkipDir // distVendored's
+			}
 			if d.Type().IsRegular() && rel != "fastcp" {
 				files = append(files, rel)
 			}
@@ -213,6 +221,40 @@ func distSnapshot(t testing.TB, root, dir string) {
 			t.Fatal(err)
 		}
 	}
+	distCopy(t, root, dir, append(files, distVendored(t, root)...))
+}
+
+// distVendored lists the files of the vendor directories under root
+// (vendor/ and integration_test/crashfs/vendor/, which git ignores): a copy
+// of a vendored tree builds offline as the tree does.
+func distVendored(t testing.TB, root string) []string {
+	t.Helper()
+	var files []string
+	for _, v := range []string{"vendor", filepath.Join("integration_test", "crashfs", "vendor")} {
+		err := filepath.WalkDir(filepath.Join(root, v), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return filepath.SkipDir
+				}
+				return err
+			}
+			if d.Type().IsRegular() {
+				rel, _ := filepath.Rel(root, p)
+				files = append(files, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// distCopy copies files (relative to root) from root to dir, skipping
+// those that are gone or not regular files; one already in dir fails.
+func distCopy(t testing.TB, root, dir string, files []string) {
+	t.Helper()
 	for _, f := range files {
 		src := filepath.Join(root, f)
 		fi, err := os.Lstat(src)
@@ -259,7 +301,9 @@ func distVersionFile(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	v := strings.TrimSpace(string(b))
-	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
+	// X.Y.Z, or in a snapshot's tarball (make dist) git describe's
+	// X.Y.Z-N-gHASH[-dirty].
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+-g[0-9a-f]+)?(-dirty)?$`).MatchString(v) {
 		t.Fatalf("VERSION holds %q, not X.Y.Z", v)
 	}
 	return v
@@ -354,6 +398,7 @@ func distArchive(t testing.TB, root, dir string) {
 	if err := archive.Wait(); err != nil {
 		t.Fatalf("git archive: %v\n%s", err, errs.String())
 	}
+	distCopy(t, root, dir, distVendored(t, root))
 }
 
 // A release tarball unpacked inside a packaging repository (git archive
@@ -879,6 +924,102 @@ func TestMakeTestRaceChoice(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err == nil {
 		if out := dry(distMakeEnv("CC=gcc", "CI="), "test"); !strings.Contains(out, "why=''") {
 			t.Errorf("with gcc make test does not use -race:\n%s", out)
+		}
+	}
+}
+
+// make dist writes fastcp-VERSION.tar.gz, named with make's version and
+// holding it in VERSION, with the modules of the product and of the
+// power-cut tests vendored; reproducibly: two runs give the same bytes,
+// every entry owned by 0 with the last commit's time, each directory's
+// entries in sorted order. It fetches nothing (GOPROXY=off): the modules
+// come from the module cache.
+func TestDist(t *testing.T) {
+	root := distRoot(t)
+	git := distNeedTool(t, "git")
+	if top, err := exec.Command(git, "-C", root, "rev-parse", "--show-toplevel").Output(); err != nil ||
+		filepath.Clean(strings.TrimSpace(string(top))) != filepath.Clean(root) {
+		skipUnless(t, "make dist needs the git work tree (this is a tarball)")
+	}
+	for _, dir := range []string{root, filepath.Join(root, "integration_test", "crashfs")} {
+		cmd := exec.Command("go", "-C", dir, "mod", "download")
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			skipUnless(t, fmt.Sprintf("make dist vendors the modules of %s, which are not in the module cache: %s", dir, bytes.TrimSpace(out)))
+		}
+	}
+	out, err := exec.Command("sh", filepath.Join(root, "scripts", "version")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(out))
+	tmp := t.TempDir()
+	var sums []string
+	for _, d := range []string{"a", "b"} {
+		distMake(t, root, distMakeEnv("GOPROXY=off"), "dist", "DISTDIR="+filepath.Join(tmp, d))
+		sums = append(sums, sha256File(t, filepath.Join(tmp, d, "fastcp-"+version+".tar.gz")))
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("two make dist runs: sha256 %s and %s", sums[0], sums[1])
+	}
+	distCheckTarball(t, filepath.Join(tmp, "a", "fastcp-"+version+".tar.gz"), "fastcp-"+version, version)
+}
+
+// distCheckTarball reads the tarball at path: every entry under top/,
+// owned by 0:0, with one mtime (the last commit's), each directory's
+// entries sorted; VERSION holding version, and the vendored modules there.
+func distCheckTarball(t *testing.T, path, top, version string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	last := map[string]string{} // directory -> its last entry so far
+	seen := map[string]bool{}
+	var mtime time.Time
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		seen[name] = true
+		if name != top && !strings.HasPrefix(name, top+"/") {
+			t.Errorf("%s: outside %s/", h.Name, top)
+		}
+		if h.Uid != 0 || h.Gid != 0 || h.Mode&0o022 != 0 {
+			t.Errorf("%s: owner %d:%d, mode %o", h.Name, h.Uid, h.Gid, h.Mode)
+		}
+		if mtime.IsZero() {
+			mtime = h.ModTime
+		} else if !h.ModTime.Equal(mtime) {
+			t.Errorf("%s: mtime %v, the first entry's %v", h.Name, h.ModTime, mtime)
+		}
+		dir, base := filepath.Split(name)
+		if prev := last[dir]; prev != "" && base < prev {
+			t.Errorf("%s comes after %s%s: not sorted", h.Name, dir, prev)
+		}
+		last[dir] = base
+		if name == top+"/VERSION" {
+			b, _ := io.ReadAll(tr)
+			if string(b) != version+"\n" {
+				t.Errorf("VERSION in the tarball holds %q, want %q", b, version+"\n")
+			}
+		}
+	}
+	for _, want := range []string{"vendor/modules.txt", "vendor/golang.org/x/sys", "vendor/github.com/spf13/pflag",
+		"integration_test/crashfs/vendor/modules.txt", "integration_test/crashfs/vendor/github.com/hanwen/go-fuse/v2", "LICENSE", "Makefile"} {
+		if !seen[top+"/"+want] {
+			t.Errorf("the tarball has no %s/%s", top, want)
 		}
 	}
 }
