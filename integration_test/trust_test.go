@@ -95,7 +95,7 @@ func attacker() int {
 // this test binary that she can run.
 func sharedDir(t *testing.T) (dir, self string) {
 	t.Helper()
-	needRoot(t)
+	needMount(t)
 	base, err := os.MkdirTemp("/tmp", "fastcp-trust-")
 	if err != nil {
 		t.Fatal(err)
