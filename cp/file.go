@@ -27,6 +27,9 @@ var copyData = copier.Copy
 // will be a regular file, in place for a device or FIFO DEST or --inplace.
 // It reports whether DEST now holds the copy.
 func (a *app) copyFile(r *record, p *dirCopy, e *entry, name, src, dst string) bool {
+	if a.progress != nil {
+		defer a.progress.FileDone()
+	}
 	o := a.opts
 	sst := &e.st
 	ex, ok := a.checkDest(r, p.dst, name, entryAt{p.src, e.name}, sst, src, dst, true)

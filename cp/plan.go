@@ -187,6 +187,7 @@ func (a *app) walk(d *dir, name string, top bool, anc *ancestor, total *int64) *
 			e.kids = append(e.kids, a.walk(sub, n, false, here, total))
 		}
 	case unix.S_IFREG:
+		a.files++
 		if *total >= 0 {
 			*total += st.Size
 		}

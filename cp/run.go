@@ -32,6 +32,7 @@ type app struct {
 	seq   sequencer
 
 	progress *output.Progress // nil: no progress bar
+	files    int              // regular files the plan will copy, for the bar
 
 	// work runs entry copies on -j workers; nil: in the walker itself.
 	work chan func()
@@ -75,7 +76,7 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	}
 	a.boundBuffers()
 	p := a.makePlan()
-	a.startProgress(p.total)
+	a.startProgress(p.total, a.files)
 	a.startWorkers()
 	a.copyAll(p)
 	a.finish()
@@ -113,7 +114,7 @@ func (a *app) boundBuffers() {
 const minBufferSize = 64 << 10
 
 // startProgress starts the bar if the options and stderr call for one.
-func (a *app) startProgress(total int64) {
+func (a *app) startProgress(total int64, files int) {
 	switch a.opts.Progress {
 	case flags.ProgressOff:
 		return
@@ -122,5 +123,5 @@ func (a *app) startProgress(total int64) {
 			return
 		}
 	}
-	a.progress = a.out.StartProgress(total)
+	a.progress = a.out.StartProgress(total, files)
 }

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // shellCmd is bash -c script with $0 set to the fastcp binary, in dir, in a
@@ -242,27 +240,6 @@ func TestPipeDest(t *testing.T) {
 	})
 }
 
-// openPty opens a pseudo-terminal pair: the master, and the slave's file.
-func openPty(t testing.TB) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
-
 // TestBackgroundJobOnTerminal runs fastcp --progress as a background job
 // of a job-control shell on a pseudo-terminal with stty tostop: a write to
 // the terminal would stop it (SIGTTOU), and bash's wait would report the
@@ -302,7 +279,7 @@ func TestBackgroundJobOnTerminal(t *testing.T) {
 				}
 				wrote <- nil
 			}()
-			master, slave := openPty(t)
+			master, slave := openPTY(t, 80)
 			defer master.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 			defer cancel()

@@ -12,30 +12,31 @@ import (
 
 	"fastcp/copier"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 )
 
 // The progress bar: one for the whole run, on stderr. The copier only
 // counts (copier.Counter); a ticker here reads the count and redraws at most
-// ten times a second. On a terminal, schollz/progressbar draws it on one
-// line fitted to the terminal's width (asked at every redraw, so a resize is
-// followed), cleared before any other line is printed and at the end; its
-// sizes and rate are in SI units (kB, MB, GB; MB/s is 10^6 bytes a second,
-// as in the benchmark). With --progress into a file or pipe it is a plain
-// line a second, without escape codes, sizes in KiB/MiB/GiB and the rate in
-// MB/s.
+// ten times a second. On a terminal it is one line fitted to the
+// terminal's width (asked at every redraw, so a resize is followed), drawn
+// only while the process is in the terminal's foreground, cleared before
+// any other line is printed and at the end. With --progress into a file or
+// pipe it is a plain line a second, without escape codes. Sizes are in
+// KiB/MiB/GiB, the rate in MB/s (10^6 bytes a second, as in the benchmark).
 
 const (
 	redrawEvery    = 100 * time.Millisecond
 	plainLineEvery = time.Second
 )
 
-// Progress is the bar of a run; it counts the bytes the copier reports.
+// Progress is the bar of a run; it counts the bytes the copier reports and
+// the files done.
 type Progress struct {
-	done  atomic.Int64 // bytes of the sources accounted for
-	total int64        // -1 when a source has no known size (FIFO, device)
-	what  atomic.Pointer[string]
+	done       atomic.Int64 // bytes of the sources accounted for
+	total      int64        // -1 when a source has no known size (FIFO, device)
+	files      atomic.Int64 // files done (copied, skipped or failed)
+	filesTotal int64        // regular files the run will copy
+	what       atomic.Pointer[string]
 
 	w     io.Writer
 	prog  string
@@ -46,13 +47,7 @@ type Progress struct {
 	// (TERM=dumb: no escape sequences, lines blanked with spaces).
 	ttyFd int
 	dumb  bool
-	erase *eraseAfter
-
-	// The drawing goroutine's alone: it makes the bar and is the only
-	// one to call into progressbar (its options write the bar's fields
-	// unlocked).
-	bar      *progressbar.ProgressBar
-	barStart time.Time
+	last  int // columns of the line last drawn
 
 	out  *Output
 	stop chan struct{}
@@ -63,6 +58,9 @@ var _ copier.Counter = (*Progress)(nil)
 
 // Add is the copier's counter.
 func (p *Progress) Add(n int64) { p.done.Add(n) }
+
+// FileDone counts one file of the run as done, whatever became of it.
+func (p *Progress) FileDone() { p.files.Add(1) }
 
 // Describe says what is being done now ("copying 'x'", "flushing 'x'").
 func (p *Progress) Describe(s string) { p.what.Store(&s) }
@@ -79,9 +77,10 @@ func IsTerminal(w io.Writer) bool {
 
 // StartProgress starts the bar on stderr: a bar on a terminal, a plain
 // line a second otherwise. total is the bytes the run will copy, -1 when a
-// source's size cannot be known. Finish stops it.
-func (o *Output) StartProgress(total int64) *Progress {
-	p := &Progress{w: o.stderr, prog: o.prog, total: total, start: time.Now(), stop: make(chan struct{}), ttyFd: -1}
+// source's size cannot be known; files is the number of files. Finish
+// stops it.
+func (o *Output) StartProgress(total int64, files int) *Progress {
+	p := &Progress{w: o.stderr, prog: o.prog, total: total, filesTotal: int64(files), start: time.Now(), stop: make(chan struct{}), ttyFd: -1}
 	p.Describe("")
 	if IsTerminal(o.stderr) {
 		fd := int(o.stderr.(*os.File).Fd())
@@ -110,8 +109,6 @@ func (p *Progress) loop(out *Output) {
 	every := redrawEvery
 	if p.cols == nil {
 		every = plainLineEvery
-	} else {
-		p.startBar()
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -143,195 +140,182 @@ func (p *Progress) foreground() bool {
 	return err != nil || pgrp == unix.Getpgrp()
 }
 
-// startBar makes the terminal's bar and starts its clock (its rate is the
-// bytes over the time since), without drawing it.
-func (p *Progress) startBar() {
-	p.erase = &eraseAfter{w: p.w, dumb: p.dumb}
-	max := p.total
-	if max == 0 {
-		max = 1 // progressbar draws nothing with a max of 0 (empty files only)
+// state is what the line shows now.
+func (p *Progress) state() lineState {
+	elapsed := time.Since(p.start)
+	s := lineState{done: p.done.Load(), total: p.total, files: p.files.Load(), filesTotal: p.filesTotal, elapsed: elapsed}
+	s.verb, s.name, _ = strings.Cut(*p.what.Load(), " ")
+	if s.verb == "" {
+		s.verb = "copying"
 	}
-	p.bar = progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(p.erase),
-		progressbar.OptionUseANSICodes(true), // no blanking of the line with spaces: eraseAfter ends it
-		progressbar.OptionSetTheme(progressbar.ThemeASCII),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionShowCount(), // the bytes so far, and a redraw at every Set64
-		progressbar.OptionUseIECUnits(false),
-		progressbar.OptionSetPredictTime(false),       // draw decides
-		progressbar.OptionThrottle(0),                 // the ticker throttles
-		progressbar.OptionSetSpinnerChangeInterval(0), // no goroutine of its own (total unknown)
-		progressbar.OptionClearOnFinish(),             // were it ever to finish: no line left
-	)
-	p.barStart = time.Now()
-	p.bar.StartWithoutRender()
-}
-
-// eraseAfter ends each of progressbar's writes ("\r" and the line) with
-// the escape that erases the rest of the line: a shorter line than the
-// last leaves nothing of it, and no line of spaces can wrap on a terminal
-// made narrower. On a dumb terminal (TERM=dumb), which has no such escape,
-// spaces blank what the last line had beyond this one.
-type eraseAfter struct {
-	w    io.Writer
-	dumb bool
-	last int // columns of the last line written (dumb)
-}
-
-func (e *eraseAfter) Write(b []byte) (int, error) {
-	tail := "\x1b[K"
-	if e.dumb {
-		w := textWidth(strings.TrimPrefix(string(b), "\r"))
-		tail = strings.Repeat(" ", max(0, e.last-w))
-		e.last = w
+	if s.total >= 0 {
+		// A source that grew is not counted past the total.
+		s.done = min(s.done, s.total)
 	}
-	n, err := e.w.Write(append(b[:len(b):len(b)], tail...))
-	return min(n, len(b)), err
+	if secs := elapsed.Seconds(); secs > 0 {
+		s.rate = float64(s.done) / secs
+	}
+	return s
 }
 
 // draw renders the current state; the caller holds the output lock.
 func (p *Progress) draw() {
-	done, what := p.done.Load(), *p.what.Load()
+	s := p.state()
 	if p.cols != nil {
-		p.drawBar(p.cols(), done, what)
+		p.drawLine(layLine(p.cols(), s))
 		return
 	}
-	elapsed := time.Since(p.start).Seconds()
-	rate := float64(done) / max(elapsed, 1e-9)
-	line := fmt.Sprintf("progress: %s", Size(done))
-	if p.total >= 0 {
-		line += fmt.Sprintf(" of %s (%d%%)", Size(p.total), percent(done, p.total))
-		if rate > 0 && done < p.total {
-			line += fmt.Sprintf(", %s, %s left", Rate(rate), left(done, p.total, rate))
+	line := fmt.Sprintf("progress: %s", Size(s.done))
+	if s.total >= 0 {
+		line += fmt.Sprintf(" of %s (%d%%)", Size(s.total), percent(s.done, s.total))
+		if s.rate > 0 && s.done < s.total {
+			line += fmt.Sprintf(", %s, %s left", Rate(s.rate), left(s.done, s.total, s.rate))
 		}
 	} else {
-		line += ", " + Rate(rate)
+		line += ", " + Rate(s.rate)
 	}
-	if what != "" {
-		line += ", " + what
+	if s.filesTotal > 1 {
+		line += fmt.Sprintf(", %d/%d files", min(s.files, s.filesTotal), s.filesTotal)
+	}
+	if s.verb != "" && s.name != "" {
+		line += ", " + s.verb + " " + s.name
 	}
 	fmt.Fprintf(p.w, "%s: %s\n", p.prog, line)
 }
 
-// drawBar lays the bar out for a terminal cols wide and has progressbar
-// draw it with done bytes; on a terminal too narrow for the shortest line
-// it erases the line instead.
-func (p *Progress) drawBar(cols int, done int64, what string) {
-	l, ok := layBar(cols, what, p.total >= 0, time.Since(p.barStart))
-	if !ok {
+// drawLine puts line on the terminal's line, over the last one: the rest
+// of the line is erased (ESC[K), or on a dumb terminal blanked with spaces.
+// An empty line (a terminal too narrow) clears the bar.
+func (p *Progress) drawLine(line string) {
+	if line == "" {
 		p.clear()
 		return
 	}
-	// Options applied to the live bar: they set its fields, and only
-	// this goroutine touches it.
-	progressbar.OptionSetDescription(l.desc)(p.bar)
-	if p.total >= 0 {
-		progressbar.OptionSetWidth(l.width)(p.bar)
-		progressbar.OptionSetPredictTime(l.times)(p.bar)
-		// Never the max: progressbar finishes a bar that reaches it and
-		// draws nothing after, so the flush of the last file (and a tree's
-		// last entries) would go unshown; the line shows 99% until erased.
-		// A source that grew is not counted past it either.
-		done = min(done, max(p.total, 1)-1)
+	w := textWidth(line)
+	tail := "\x1b[K"
+	if p.dumb {
+		tail = strings.Repeat(" ", max(0, p.last-w))
 	}
-	p.bar.Set64(done)
-	p.drawn = true
+	io.WriteString(p.w, "\r"+line+tail)
+	p.last, p.drawn = w, true
 }
 
-// What progressbar writes beside the description, at its longest. A size
-// is at most 4 digits, a space and 2 letters ("1000 kB": it rounds 999.96
-// up); the time is a time.Duration's String(), whose longest is that of a
-// product that overflowed ("2562047h47m16.854775807s"), which a rate near
-// zero gives its time left.
+// lineState is one moment of the run, as the line shows it.
+type lineState struct {
+	verb, name        string // "copying", "'dst'"
+	done, total       int64  // bytes; total -1 when unknown
+	files, filesTotal int64
+	rate              float64 // bytes a second since the start
+	elapsed           time.Duration
+}
+
+// The parts of the line, in the order they are shown.
 const (
-	sizeMax     = len("1000 kB")
-	countsKnown = 2*sizeMax + 1                     // "1000 kB/1000 MB"
-	rateMax     = sizeMax + len("/s")               // "1000 MB/s"
-	statsKnown  = 1 + countsKnown + 2 + rateMax + 1 // "(1000 kB/1000 MB, 1000 MB/s)"
-	statsUnkn   = 1 + sizeMax + 2 + rateMax + 1     // "(1000 MB, 1000 MB/s)"
-	durationMax = len("2562047h47m16.854775807s")
-	// Known total: "%4d%% [" bar "] " stats " " after the description.
-	lineKnown = 5 + 2 + 2 + statsKnown + 1
-	// ... with the times, " [" elapsed ":" left "]" instead of the last " ".
-	timesKnown = -1 + 2 + 1 + durationMax + 1 // plus the elapsed time's width
-	// Unknown total: spinner (|/-\\, one column) " " description " " stats
-	// " [" elapsed "] ".
-	lineUnknown = 1 + 1 + 1 + statsUnkn + 2 + 2 // plus the elapsed time's width
+	partVerb = iota
+	partName
+	partPercent
+	partBar
+	partBytes
+	partRate
+	partFiles
+	partTime
+	numParts
 )
 
-// barLayout is what drawBar gives progressbar: the description, the bar's
-// width in cells, and whether the elapsed time and the time left are shown.
-type barLayout struct {
-	desc  string
-	width int
-	times bool
+// What is kept when the terminal is narrow, most needed first: the
+// percentage, the word, the bytes and the rate; then the time left, the
+// files done, the name and a bar.
+var partPriority = [...]int{partPercent, partVerb, partBytes, partRate, partTime, partFiles, partName, partBar}
+
+const (
+	nameMin = 12 // columns of a name cut short: "'…/big.bin'"
+	barMin  = 7  // "[" 5 cells "]"
+)
+
+// layLine lays the line out for a terminal cols columns wide, never
+// reaching the last column (a full line makes terminals wrap, and every
+// redraw would then leave a line behind). Parts are taken by priority as
+// long as they fit; what room is left widens the name to its whole length,
+// then the bar to the rest of the line, so a bar uses the full width. An
+// empty line means not even the percentage (or, with no total, the bytes)
+// fits.
+func layLine(cols int, s lineState) string {
+	width := cols - 1
+	known := s.total >= 0
+	var text [numParts]string
+	text[partVerb] = s.verb
+	text[partBytes] = Size(s.done)
+	if known {
+		text[partPercent] = fmt.Sprintf("%3d%%", percent(s.done, s.total))
+		text[partBytes] += "/" + Size(s.total)
+	}
+	if s.rate > 0 {
+		text[partRate] = Rate(s.rate)
+	}
+	switch {
+	case known && s.rate > 0 && s.done < s.total:
+		text[partTime] = left(s.done, s.total, s.rate) + " left"
+	case !known:
+		text[partTime] = clock(int64(s.elapsed / time.Second))
+	}
+	if s.filesTotal > 1 {
+		text[partFiles] = fmt.Sprintf("%d/%d files", min(s.files, s.filesTotal), s.filesTotal)
+	}
+	var widths [numParts]int
+	for i, t := range text {
+		widths[i] = textWidth(t)
+	}
+	if s.name != "" {
+		widths[partName] = min(nameMin, textWidth(s.name))
+	}
+	if known {
+		widths[partBar] = barMin
+	}
+	var on [numParts]bool
+	used := -1 // no separator before the first part
+	for _, i := range partPriority {
+		if widths[i] > 0 && used+1+widths[i] <= width {
+			on[i], used = true, used+1+widths[i]
+		}
+	}
+	if !on[partPercent] && !on[partBytes] {
+		return ""
+	}
+	name := ""
+	if on[partName] {
+		grow := min(textWidth(s.name)-widths[partName], width-used)
+		name = shortenName(s.name, widths[partName]+grow)
+		// A wide character may not fill the last column given.
+		used += textWidth(name) - widths[partName]
+	}
+	if on[partBar] {
+		widths[partBar] += width - used
+	}
+	var parts []string
+	for i := range numParts {
+		switch {
+		case !on[i]:
+		case i == partName:
+			parts = append(parts, name)
+		case i == partBar:
+			parts = append(parts, bar(widths[i]-2, s.done, s.total))
+		default:
+			parts = append(parts, text[i])
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
-// layBar lays the line out for a terminal cols columns wide so that it
-// never reaches the last column (a full line makes terminals wrap, and
-// every redraw would then leave a line behind), counting progressbar's text
-// at its longest. what is "copying 'x'" or "flushing 'x'"; its first word
-// always stays, with the percentage, the bytes and the rate. Then, as room
-// allows: the name (its end, at least 10 columns of it), a bar of up to 10
-// cells, the elapsed time and the time left; what room is left widens the
-// name to 24 columns, the bar to 30, then the name to 40. ok is false when
-// not even the first word and the numbers fit: nothing is drawn then.
-// elapsed is the time since the bar started, for the width of its time.
-func layBar(cols int, what string, known bool, elapsed time.Duration) (l barLayout, ok bool) {
-	width := cols - 1
-	verb, name, _ := strings.Cut(what, " ")
-	if verb == "" {
-		verb = "copying"
+// bar is the bar itself, cells wide between its brackets: "[===>.....]".
+func bar(cells int, done, total int64) string {
+	full := cells
+	if total > 0 {
+		full = int(int64(cells) * min(done, total) / total)
 	}
-	// progressbar prints whole seconds since its start; the two clocks
-	// differ by less than a second either way.
-	s := int64(elapsed / time.Second)
-	elapsedMax := 0
-	for _, d := range []int64{max(s-1, 0), s, s + 1} {
-		elapsedMax = max(elapsedMax, len((time.Duration(d) * time.Second).String()))
+	if full >= cells {
+		return "[" + strings.Repeat("=", cells) + "]"
 	}
-	used := textWidth(verb)
-	if known {
-		used += lineKnown
-	} else {
-		used += lineUnknown + elapsedMax
-	}
-	if used > width {
-		return l, false
-	}
-	room := func(n int) bool {
-		if used+n > width {
-			return false
-		}
-		used += n
-		return true
-	}
-	nameW := 0
-	if name != "" && room(1+min(10, textWidth(name))) {
-		nameW = min(10, textWidth(name))
-	}
-	growBar := func(upTo int) {
-		if known {
-			grow := max(0, min(upTo-l.width, width-used))
-			l.width, used = l.width+grow, used+grow
-		}
-	}
-	growName := func(upTo int) {
-		if nameW > 0 {
-			grow := max(0, min(min(textWidth(name), upTo)-nameW, width-used))
-			nameW, used = nameW+grow, used+grow
-		}
-	}
-	growBar(10)
-	l.times = known && room(timesKnown+elapsedMax)
-	growName(24)
-	growBar(30)
-	growName(40)
-	l.desc = verb
-	if nameW > 0 {
-		l.desc += " " + shortenName(name, nameW)
-	}
-	return l, true
+	return "[" + strings.Repeat("=", full) + ">" + strings.Repeat(".", cells-full-1) + "]"
 }
 
 // Rate prints bytes per second in MB/s (10^6 bytes), as the benchmark does.
@@ -345,7 +329,11 @@ func Rate(bytesPerSecond float64) string {
 
 // left is the time the rest takes at rate: "7s", "2m05s", "1h02m".
 func left(done, total int64, rate float64) string {
-	s := int64(float64(total-done)/rate + 0.5)
+	return clock(int64(float64(total-done)/rate + 0.5))
+}
+
+// clock prints s seconds as "7s", "2m05s", "1h02m".
+func clock(s int64) string {
 	switch {
 	case s < 60:
 		return fmt.Sprintf("%ds", s)
@@ -418,12 +406,12 @@ func (p *Progress) clear() {
 	if !p.foreground() {
 		return // sent to the background since: leave the line as it is
 	}
-	if p.dumb && p.erase != nil {
-		io.WriteString(p.w, "\r"+strings.Repeat(" ", p.erase.last)+"\r")
-		p.erase.last = 0
-		return
+	if p.dumb {
+		io.WriteString(p.w, "\r"+strings.Repeat(" ", p.last)+"\r")
+	} else {
+		io.WriteString(p.w, "\r\x1b[K")
 	}
-	io.WriteString(p.w, "\r\x1b[K")
+	p.last = 0
 }
 
 // Finish stops the ticker and clears the bar.
