@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -202,6 +203,27 @@ type Kept struct {
 	Temp, Dest string
 	Done, Size int64
 	Err        error
+}
+
+// settleTime bounds how long Interrupt waits for the copies' calls in
+// flight to return.
+const settleTime = time.Second
+
+// settle waits, until deadline at most, for the copy's progress to move
+// once: the call in flight when the signal came has then returned and
+// counted its bytes. A copy whose progress is at the source's end has no
+// call in flight.
+func (k *keeper) settle(deadline time.Time) {
+	if k.reached == nil {
+		return
+	}
+	start := k.reached.Load()
+	if start >= k.rec.ID.Size {
+		return
+	}
+	for k.reached.Load() == start && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // keepForExit flushes the file and records how far the copy got; the

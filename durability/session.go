@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -164,6 +165,16 @@ type Interrupted struct {
 func (s *Session) Interrupt() Interrupted {
 	s.mu.Lock()
 	var r Interrupted
+	// A call of the copy in flight (a sendfile or copy_file_range of up
+	// to 64 MiB) has written bytes that its progress does not count
+	// yet: let it return, within a second for all, so that what is
+	// recorded and said is what the file holds.
+	deadline := time.Now().Add(settleTime)
+	for e := range s.temps {
+		if e.keeper != nil {
+			e.keeper.settle(deadline)
+		}
+	}
 	for e := range s.temps {
 		if e.keeper != nil {
 			r.Kept = append(r.Kept, e.keeper.keepForExit(e.path()))

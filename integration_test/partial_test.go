@@ -121,3 +121,39 @@ func TestVerifySparseReadsDataOnly(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM while a sendfile call of the whole file is in flight (48 MiB,
+// one call; strace holds its return): the call has written every byte
+// when fastcp records its last checkpoint, and the message and the record
+// say so, where they said 0.
+func TestResumeSignalDuringSendfileKeepsItsBytes(t *testing.T) {
+	dir := fsDir(t, "tmpfs")
+	const size = 48 << 20
+	writePattern(t, join(dir, "src"), size, t.Name())
+	strace := durStrace(t)
+	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=sendfile",
+		"-e", "inject=sendfile:delay_exit=400000", setup.Bin, "--resume", "--strategy=sendfile", "src", "dst")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	s := &slowRun{cmd: cmd, waited: make(chan error, 1)}
+	cmd.Stderr = &s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.waited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-s.waited })
+	temp := join(dir, resumeTemp)
+	s.waitUntil(t, "the whole file written", func() bool { return sizeOf(temp) == size })
+	if code := s.signal(t, syscall.SIGTERM); code != 143 {
+		t.Fatalf("exit status %d after SIGTERM, want 143; stderr %q", code, s.output())
+	}
+	m := keptRE.FindStringSubmatch(strings.TrimSpace(s.output()))
+	if m == nil || m[3] != "50331648" || checkpointOf(temp) != size {
+		t.Fatalf("stderr %q, checkpoint %d: want all %d bytes kept", s.output(), checkpointOf(temp), size)
+	}
+	r := fastcp(t, dir, "--resume", "src", "dst")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatal(r)
+	}
+	sameFiles(t, join(dir, "src"), join(dir, "dst"))
+}
