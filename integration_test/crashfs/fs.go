@@ -228,6 +228,21 @@ func (fs *FS) Setup(path string, data []byte, mode uint32) {
 	dir.kids[name], dir.dkids[name] = n.ino, n.ino
 }
 
+// Plant gives the regular file at path (made by Setup) the owner uid and
+// the extended attributes xattrs, durable: a file another user put there.
+func (fs *FS) Plant(path string, uid uint32, xattrs map[string][]byte) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir := fs.s.inodes[rootIno]
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for _, p := range parts[:len(parts)-1] {
+		dir = fs.s.inodes[dir.kids[p]]
+	}
+	n := fs.s.inodes[dir.kids[parts[len(parts)-1]]]
+	n.uid, n.gid = uid, uid
+	n.xattr, n.dxattr = maps.Clone(xattrs), maps.Clone(xattrs)
+}
+
 // String names the filesystem (fuse.RawFileSystem).
 func (fs *FS) String() string { return "crashfs" }
 

@@ -404,6 +404,7 @@ type Entry struct {
 	Data   []byte            // a regular file's content
 	Target string            // a symbolic link's target
 	Xattrs map[string][]byte // its extended attributes
+	Uid    uint32            // its owner
 }
 
 // Stat returns what the image holds at path, and whether there is anything.
@@ -412,7 +413,7 @@ func (im *Image) Stat(p string) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	e := Entry{Mode: n.mode, Target: n.target, Xattrs: im.xattrs(n)}
+	e := Entry{Mode: n.mode, Target: n.target, Xattrs: im.xattrs(n), Uid: n.uid}
 	if n.isReg() {
 		e.Data = im.content(n.ino)
 	}

@@ -263,7 +263,17 @@ type mode struct {
 	// noTmpfile: the filesystem refuses O_TMPFILE (as NFS and many FUSE
 	// filesystems do), so every temporary file is a named one.
 	noTmpfile bool
+	// planted: another user (uid 65534) put a file with a resume record
+	// of the source's true identity under DEST's first temporary name;
+	// the trust rule refuses it, so the copy goes on under another name
+	// and the plant stays as it is, named in a warning by every run.
+	planted bool
 }
+
+// plantName and plantData are the planted leftover's name and bytes.
+const plantName = ".fastcp-dst.000000000000"
+
+var plantData = bytes.Repeat([]byte{0xEE}, 2<<20)
 
 // run runs fastcp in mode m into mnt (again: the run after the reboot).
 func (fx *fixture) run(m mode, mnt string, again bool) run {
@@ -298,6 +308,7 @@ var modes = []mode{
 	{name: "--resume --sync=data", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true},
 	{name: "--resume", flags: []string{"--resume", "--strategy=rw"}, allowPartial: true, resume: true},
 	{name: "--resume --sync=data --strategy=direct", flags: []string{"--resume", "--sync=data", "--strategy=direct"}, durable: true, resume: true},
+	{name: "--resume --sync=data, a planted leftover refused", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, planted: true},
 }
 
 // fixture is what every crash point starts from and copies.
@@ -383,6 +394,14 @@ func (fx *fixture) start(fs *FS, m mode) {
 	fs.NoTmpfile = m.noTmpfile
 	if !m.fresh && !m.tree {
 		fs.Setup("dst", fx.oldData, 0o644)
+	}
+	if m.planted {
+		var st syscall.Stat_t
+		syscall.Stat(fx.src, &st)
+		record := fmt.Sprintf("fastcp-resume-1 dev=%d ino=%d size=%d mtime=%d ctime=%d checkpoint=%d",
+			st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano(), len(plantData))
+		fs.Setup(plantName, plantData, 0o600)
+		fs.Plant(plantName, 65534, map[string][]byte{"user.fastcp.temp": []byte(record)})
 	}
 	if m.parents {
 		fs.Setup("dst/keep", nil, 0o644)
@@ -559,8 +578,16 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	exitedOK := !r.killed
 	for _, im := range sn.Images() {
 		var problems []string
+		if m.planted {
+			if e, _ := im.Stat(plantName); !bytes.Equal(e.Data, plantData) || e.Uid != 65534 {
+				problems = append(problems, "the planted leftover was changed: "+fx.describe(e.Data))
+			}
+		}
 		if exitedOK && m.durable {
 			for _, p := range temps(im) {
+				if m.planted && p == plantName {
+					continue
+				}
 				problems = append(problems, fmt.Sprintf("fastcp exited 0, and the temporary file %s is there", p))
 			}
 		}
@@ -595,6 +622,12 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	// cannot judge): -v says "removed 'x'" for one it removed. With
 	// --resume the leftover becomes DEST: continued, or started over.
 	for _, p := range left {
+		if m.planted && p == plantName {
+			if e, _ := now.Stat(p); !bytes.Equal(e.Data, plantData) || !strings.Contains(r.out, "foreign leftover (it is owned by uid 65534") {
+				bad = append(bad, fmt.Sprintf("the planted leftover was changed or not named: %q", r.out))
+			}
+			continue
+		}
 		if m.resume {
 			if slices.Contains(temps(now), p) {
 				if e, _ := im.Stat(p); e.Xattrs["user.fastcp.temp"] == nil && strings.Contains(r.out, filepath.Base(p)) {
@@ -662,7 +695,10 @@ func TestPowerCut(t *testing.T) {
 					t.Error(b)
 				}
 			}
-			if m.resume {
+			if m.resume && m.planted && fx.resumed[m.name] != 0 {
+				t.Errorf("%d runs after a cut continued a leftover beside a refused plant: only the first name is ever continued", fx.resumed[m.name])
+			}
+			if m.resume && !m.planted {
 				t.Logf("%d runs after a cut continued from a checkpoint", fx.resumed[m.name])
 				if fx.resumed[m.name] == 0 {
 					t.Error("no run after a cut continued from a checkpoint: the mode tests nothing of --resume")
