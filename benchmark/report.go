@@ -44,14 +44,16 @@ type Section struct {
 	DeviceLimit DeviceLimit `json:"device_limit"`
 }
 
-// DeviceLimit is what the device reads and writes with O_DIRECT on the
-// benchmark's filesystems, one block of BlockBytes at a time, as fio
-// measures a sequential job (rw=read / rw=write, direct=1, iodepth=1): the
-// source file read whole, cold, then a new file of the same size written
-// (no flush, as the section 1 copies). A copy reads and writes every byte,
+// DeviceLimit is what the device gives a copy with O_DIRECT on the
+// benchmark's filesystems: the source read whole, cold, and a new file of
+// the same size written (preallocated, no flush, as the section 1 copies),
+// both at once, Depth requests of BlockBytes in flight on each side, as fio
+// measures a read job and a write job running together (rw=read and
+// rw=write, direct=1, iodepth=Depth). A copy reads and writes every byte,
 // so it cannot beat the slower of the two: LimitMBps.
 type DeviceLimit struct {
 	BlockBytes   int     `json:"block_bytes"`
+	Depth        int     `json:"depth"` // requests in flight on each side
 	ReadS        float64 `json:"read_s"`
 	ReadMBps     float64 `json:"read_mb_per_s"`
 	ReadResident float64 `json:"read_resident"` // the source's cached fraction before the read (mincore)
@@ -386,10 +388,10 @@ func (p *tablePrinter) section(s *Section) {
 		blank := []string{"", "", ""}
 		t.add(append([]string{"device read (O_DIRECT)", "1", secs(d.ReadS), "", fmt.Sprintf("%.0f", d.ReadMBps)}, append(blank,
 			fmt.Sprintf("%.1f%%", 100*d.ReadResident), fmt.Sprintf("%.0f%%", 100*d.ReadMBps/d.LimitMBps),
-			fmt.Sprintf("sequential pread64 of %s blocks", formatSize(int64(d.BlockBytes))))...)...)
+			fmt.Sprintf("%d pread64 of %s in flight, while the write below runs", d.Depth, formatSize(int64(d.BlockBytes))))...)...)
 		t.add(append([]string{"device write (O_DIRECT)", "1", secs(d.WriteS), "", fmt.Sprintf("%.0f", d.WriteMBps)}, append(blank,
 			"", fmt.Sprintf("%.0f%%", 100*d.WriteMBps/d.LimitMBps),
-			fmt.Sprintf("sequential pwrite64 of %s blocks, no flush", formatSize(int64(d.BlockBytes))))...)...)
+			fmt.Sprintf("%d pwrite64 of %s in flight, while the read above runs; preallocated, no flush", d.Depth, formatSize(int64(d.BlockBytes))))...)...)
 	}
 	if p.err == nil {
 		var b strings.Builder

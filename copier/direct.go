@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +36,7 @@ import (
 
 // The pipeline's sizes. The ring is directBufs buffers of directBufBytes:
 // its memory counts in the resident size of a run, and -j N copies at most
-// directBudgetBytes/ringBytes files with Direct at once (Auto takes another
+// DirectBudgetBytes/ringBytes files with Direct at once (Auto takes another
 // strategy for the others; a forced Direct waits for a ring).
 //
 // Sizes from the sweep TestDirectSweep (README, "Direct I/O";
@@ -44,13 +46,18 @@ import (
 // the power-cut test's build (checkpoint_crashfs.go, tag fastcp_crashfs) can
 // set them; nothing else changes them.
 var (
-	directBufBytes = 4 << 20
-	directBufs     = 2
-	directReaders  = 2
+	directBufBytes = 3 << 20
+	directBufs     = 8 // the most chunks in flight
+	directDepth    = 4 // chunks in flight at first (depthGrower)
+	// directHugePages: the ring is advised MADV_HUGEPAGE.
+	directHugePages = true
 )
 
 const (
-	directBudgetBytes = 16 << 20
+	// DirectBudgetBytes bounds the rings of all the copies of a run
+	// together; with the rw loop's buffers (bounded by the caller) a run
+	// holds at most 64 MiB of buffers, whatever -j.
+	DirectBudgetBytes = 32 << 20
 	// DirectMinBytes is the smallest source Auto copies with Direct when
 	// it is mostly not in the page cache and the copy is flushed at the
 	// end (--sync=data|full, --verify): below it copy_file_range with
@@ -129,7 +136,7 @@ func (d DirectInfo) String() string {
 	case DirectZeros:
 		why = "skipped: --sparse=always needs the rw loop"
 	case DirectBusy:
-		why = fmt.Sprintf("skipped: the %d MiB of direct I/O buffers are in use by other copies", directBudgetBytes>>20)
+		why = fmt.Sprintf("skipped: the %d MiB of direct I/O buffers are in use by other copies", DirectBudgetBytes>>20)
 	case DirectForced:
 		why = "forced"
 	}
@@ -181,6 +188,9 @@ type directState struct {
 	memAlign int
 	offAlign int
 	ring     *ring
+	grow     depthGrower
+	// preallocated: preallocate ran (once per copy).
+	preallocated bool
 }
 
 // ring is one copy's buffers: one anonymous mapping (page aligned, so
@@ -190,7 +200,7 @@ type ring struct {
 	bufs [][]byte
 }
 
-// rings hands out the run's ring memory: at most directBudgetBytes mapped,
+// rings hands out the run's ring memory: at most DirectBudgetBytes mapped,
 // a ring kept mapped for the next file once a copy is done with it.
 var rings struct {
 	sync.Mutex
@@ -202,7 +212,7 @@ var rings struct {
 func ringBytes() int { return directBufs * directBufBytes }
 
 // maxRings is how many rings the budget holds (at least one).
-func maxRings() int { return max(directBudgetBytes/ringBytes(), 1) }
+func maxRings() int { return max(DirectBudgetBytes/ringBytes(), 1) }
 
 // getRing returns a ring, or nil when none is free and wait is false.
 func getRing(wait bool) (*ring, error) {
@@ -231,6 +241,13 @@ func getRing(wait bool) (*ring, error) {
 		rings.inUse--
 		rings.cond.Signal()
 		return nil, err
+	}
+	if directHugePages {
+		// Advice: transparent huge pages make each buffer a few
+		// physically contiguous segments, so a request of a whole buffer
+		// is not split at the device's segment limit. An error changes
+		// nothing.
+		_ = madvise(mem, unix.MADV_HUGEPAGE)
 	}
 	r := &ring{mem: mem}
 	for i := range directBufs {
@@ -534,21 +551,223 @@ func (c *copier) directEnd() error {
 
 var errDirectEnded = &unavailable{errors.New("direct I/O already ended for this copy")}
 
-// chunk is one buffer's trip through the pipeline.
+// chunk is one buffer's trip through the pipeline: read at off by a reader,
+// its aligned part written at off by a writer as soon as it is read, then
+// accounted for by the copier's goroutine once every chunk before it is.
 type chunk struct {
-	i     int
+	seq   int
 	buf   []byte
 	off   int64
 	want  int   // bytes of the source this chunk stands for
 	n     int   // bytes read (at most want)
-	calls int64 // pread64 calls made
-	err   error
+	w     int   // bytes written with O_DIRECT (at most n)
+	calls int64 // pread64 and pwrite64 calls made
+	rerr  error // the read's error
+	werr  error // the write's error
+}
+
+// pipeline is one run of Direct over a range. Readers and writers work at
+// once, each on its own chunk, so reads and writes overlap and several of
+// each are in flight; a chunk is written at its own offset as soon as it is
+// read, so the writes go out of order. The copier's goroutine alone
+// accounts for the chunks, in order: the destination is complete below
+// prefix, and only prefix ever reaches the progress, the hooks, Reached and
+// the checkpoints. A chunk that did not come back whole (an error, the end
+// of the file, a short write) is the tail: nothing more is issued, the
+// writers skip the chunks after it, and once every request has returned the
+// tail is finished by directTail.
+type pipeline struct {
+	c         *copier
+	reads     chan *chunk
+	writes    chan *chunk
+	done      chan *chunk
+	readers   sync.WaitGroup
+	writers   sync.WaitGroup
+	free      [][]byte
+	window    int64 // how far past prefix chunks may be issued
+	next      int64 // the offset of the next chunk to issue
+	end       int64 // -1: until EOF
+	prefix    int64 // the destination is complete below it
+	moved     int64 // bytes accounted for
+	seq       int   // the next chunk's sequence number
+	accounted int   // chunks accounted for, in order
+	pending   map[int]*chunk
+	inflight  int
+	halted    bool
+	halt      atomic.Int64 // writers skip the chunks at or past it
+}
+
+// Depth: the pipeline starts with directDepth chunks in flight and adds
+// directDepthStep more after each window of directWindowChunks chunks per
+// chunk in flight whose throughput beat the window before it by the factor
+// directGrowth, up to the whole ring.
+const (
+	directDepthStep    = 2
+	directWindowChunks = 2
+	directGrowth       = 1.05
+)
+
+// depthGrower is the pipeline's depth and how it grows: it lives in the
+// copy's directState, so the extents of a sparse file go on at the depth
+// reached.
+type depthGrower struct {
+	depth  int
+	frozen bool
+	t0     time.Time
+	b0     int64   // bytes accounted for when the window began
+	last   float64 // bytes a second of the window before
+}
+
+func (c *copier) newPipeline(off, end int64) *pipeline {
+	bufs := c.dio.ring.bufs
+	n := len(bufs)
+	p := &pipeline{
+		c: c, reads: make(chan *chunk, n), writes: make(chan *chunk, n), done: make(chan *chunk, n),
+		free: append([][]byte(nil), bufs...), window: 2 * int64(n) * int64(len(bufs[0])),
+		next: off, end: end, prefix: off, pending: make(map[int]*chunk, n),
+	}
+	p.halt.Store(1<<63 - 1)
+	g := &c.dio.grow
+	if g.depth == 0 {
+		g.depth = min(max(directDepth, 1), n)
+	}
+	g.t0, g.b0 = time.Now(), c.res.Bytes
+	src, dst, align := c.dio.src, c.dst, c.dio.offAlign
+	for range n {
+		p.readers.Go(func() {
+			for ch := range p.reads {
+				directRead(src, ch, align)
+				p.writes <- ch
+			}
+		})
+		p.writers.Go(func() {
+			for ch := range p.writes {
+				if ch.rerr == nil && ch.off < p.halt.Load() {
+					directWriteAligned(dst, ch, align)
+				}
+				p.done <- ch
+			}
+		})
+	}
+	return p
+}
+
+// run issues and accounts for chunks until the range is done or a tail is
+// found, and returns when every request has come back (the tail, or nil).
+func (p *pipeline) run() (tail *chunk) {
+	g := &p.c.dio.grow
+	for p.inflight < g.depth && p.issue() {
+	}
+	for p.inflight > 0 {
+		ch := <-p.done
+		p.inflight--
+		p.completed(ch)
+		if tail == nil && !p.halted {
+			tail = p.account()
+			switch {
+			case tail != nil:
+				p.stop(tail.off + int64(tail.want))
+			case p.c.hookErr != nil:
+				p.stop(p.prefix)
+			}
+		}
+		p.adapt()
+		for p.inflight < g.depth && p.issue() {
+		}
+	}
+	close(p.reads)
+	p.readers.Wait()
+	close(p.writes)
+	p.writers.Wait()
+	return tail
+}
+
+// issue hands the next chunk to the readers; false when none is due.
+func (p *pipeline) issue() bool {
+	if p.halted || len(p.free) == 0 || p.end >= 0 && p.next >= p.end || p.next-p.prefix >= p.window {
+		return false
+	}
+	buf := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	want := int64(len(buf))
+	if p.end >= 0 {
+		want = min(want, p.end-p.next)
+	}
+	p.reads <- &chunk{seq: p.seq, buf: buf, off: p.next, want: int(want)}
+	p.seq++
+	p.next += want
+	p.inflight++
+	return true
+}
+
+// completed takes a chunk back from the writers: its calls and its extent
+// are counted, and its buffer is free again unless the chunk still has an
+// unaligned rest to write (which only a tail has).
+func (p *pipeline) completed(ch *chunk) {
+	c := p.c
+	c.res.Stats[Direct].Calls += ch.calls
+	if ch.w > 0 {
+		c.dstEnd = max(c.dstEnd, ch.off+int64(ch.w))
+	}
+	if ch.rerr != nil || ch.werr != nil || ch.w == ch.n || ch.off >= p.halt.Load() {
+		p.free = append(p.free, ch.buf)
+	}
+	p.pending[ch.seq] = ch
+}
+
+// account accounts for the whole chunks that follow prefix, in order, and
+// returns the first one that is not whole (nil when it has not come back).
+func (p *pipeline) account() *chunk {
+	for {
+		ch, ok := p.pending[p.accounted]
+		if !ok {
+			return nil
+		}
+		delete(p.pending, p.accounted)
+		p.accounted++
+		if ch.rerr != nil || ch.werr != nil || ch.w < ch.want {
+			return ch
+		}
+		p.prefix = ch.off + int64(ch.w)
+		p.moved += int64(ch.w)
+		p.c.directWritten(ch.off, int64(ch.w), true)
+		if p.c.hookErr != nil {
+			return nil
+		}
+	}
+}
+
+// stop ends the issuing; the writers skip the chunks at or past off.
+func (p *pipeline) stop(off int64) {
+	p.halted = true
+	p.halt.Store(off)
+}
+
+// adapt grows the depth while the throughput grows (depthGrower).
+func (p *pipeline) adapt() {
+	g := &p.c.dio.grow
+	if g.frozen || p.halted {
+		return
+	}
+	n := len(p.c.dio.ring.bufs)
+	span := p.c.res.Bytes - g.b0
+	if span < int64(g.depth)*int64(len(p.c.dio.ring.bufs[0]))*directWindowChunks {
+		return
+	}
+	now := time.Now()
+	rate := float64(span) / max(now.Sub(g.t0).Seconds(), 1e-9)
+	if g.depth >= n || g.last > 0 && rate < g.last*directGrowth {
+		g.frozen = true
+		return
+	}
+	g.last, g.t0, g.b0 = rate, now, p.c.res.Bytes
+	g.depth = min(g.depth+directDepthStep, n)
 }
 
 // direct copies length bytes at off (length < 0: until EOF) with the
 // pipeline and returns the bytes written, whether EOF was seen, and an
 // error (a refusal hands over at off+moved: every byte before it is in
-// the destination, none after it).
+// the destination; bytes after it may be too, and are written again).
 func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
 	if err := c.directSetup(); err != nil {
 		var ce *Error
@@ -559,86 +778,40 @@ func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
 		}
 		return 0, false, err
 	}
-	d := &c.dio
-	align := int64(d.offAlign)
-	if off%align != 0 {
+	if off%int64(c.dio.offAlign) != 0 {
 		return 0, false, &Error{Strategy: Direct, Side: SideRead, Offset: off, Err: syscallErr("pread64", &unavailable{errUnalignedExtent})}
 	}
-	if err := c.directDst(true); err != nil {
-		e := err.(*Error)
-		e.Offset = off
-		return 0, false, e
-	}
-	st := &c.res.Stats[Direct]
-	bufs := d.ring.bufs
-	n := len(bufs)
-	req := make(chan *chunk, n)
-	done := make([]chan *chunk, n)
-	for i := range done {
-		done[i] = make(chan *chunk, 1)
-	}
-	var wg sync.WaitGroup
-	for range min(directReaders, n) {
-		wg.Go(func() {
-			for ch := range req {
-				directRead(d.src, ch, d.offAlign)
-				done[ch.i%n] <- ch
-			}
-		})
+	if err := c.preallocate(off); err != nil {
+		return 0, false, err
 	}
 	end := int64(-1)
 	if length >= 0 {
 		end = off + length
 	}
-	next, issued, consumed := off, 0, 0
-	stopIssuing := false
-	issue := func(buf []byte) {
-		if stopIssuing || (end >= 0 && next >= end) {
-			return
-		}
-		want := int64(len(buf))
-		if end >= 0 {
-			want = min(want, end-next)
-		}
-		req <- &chunk{i: issued, buf: buf, off: next, want: int(want)}
-		issued++
-		next += want
-	}
-	for _, b := range bufs {
-		issue(b)
-	}
-	for consumed < issued && err == nil {
-		ch := <-done[consumed%n]
-		consumed++
-		st.Calls += ch.calls
-		if ch.err != nil {
-			err = &Error{Strategy: Direct, Side: SideRead, Offset: ch.off, Err: ch.err}
+	for {
+		if err = c.directDst(true); err != nil {
+			err.(*Error).Offset = off
 			break
 		}
-		var w int64
-		w, err = c.directWrite(ch.buf[:ch.n], ch.off)
-		moved += w
-		if err != nil {
+		p := c.newPipeline(off, end)
+		tail := p.run()
+		moved += p.moved
+		off += p.moved
+		if c.hookErr != nil {
+			return moved, false, &Error{Strategy: Direct, Side: SideWrite, Offset: off, Err: c.hookErr, final: true}
+		}
+		if tail == nil {
+			return moved, false, nil
+		}
+		var m int64
+		var restart bool
+		m, eof, restart, err = c.directTail(tail, end)
+		moved += m
+		off += m
+		if err != nil || !restart {
 			break
 		}
-		if ch.n < ch.want {
-			// The end of the file, or a read that stopped unaligned.
-			stopIssuing = true
-			reached := ch.off + int64(ch.n)
-			if reached < c.srcSt.Size && (!c.forced || !c.proven[Direct]) {
-				err = &Error{Strategy: Direct, Side: SideRead, Offset: reached, Err: syscallErr("pread64", ErrShortRead)}
-				break
-			}
-			eof = true
-			break
-		}
-		issue(ch.buf)
 	}
-	close(req)
-	for ; consumed < issued; consumed++ {
-		st.Calls += (<-done[consumed%n]).calls
-	}
-	wg.Wait()
 	if err != nil {
 		// Another strategy may go on from here: the destination's
 		// descriptor must be as it was.
@@ -647,6 +820,77 @@ func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
 		}
 	}
 	return moved, eof, err
+}
+
+// directTail finishes the tail chunk, once nothing else is in flight: its
+// error, or its aligned part accounted for and its unaligned rest written
+// buffered (O_DIRECT cleared); then the end of the file, or (a whole chunk
+// whose write ended unaligned) restart: a new pipeline goes on after it.
+func (c *copier) directTail(ch *chunk, end int64) (moved int64, eof, restart bool, err error) {
+	if ch.rerr != nil {
+		return 0, false, false, &Error{Strategy: Direct, Side: SideRead, Offset: ch.off, Err: ch.rerr}
+	}
+	if ch.w > 0 {
+		c.directWritten(ch.off, int64(ch.w), true)
+		if c.hookErr != nil {
+			return int64(ch.w), false, false, &Error{Strategy: Direct, Side: SideWrite, Offset: ch.off + int64(ch.w), Err: c.hookErr, final: true}
+		}
+	}
+	if ch.werr != nil {
+		return int64(ch.w), false, false, &Error{Strategy: Direct, Side: SideWrite, Offset: ch.off + int64(ch.w), Err: ch.werr}
+	}
+	if ch.w < ch.n {
+		if err := c.directDst(false); err != nil {
+			e := err.(*Error)
+			e.Offset = ch.off + int64(ch.w)
+			return int64(ch.w), false, false, e
+		}
+		if err := c.writeAll(&c.res.Stats[Direct], Direct, ch.buf[ch.w:ch.n], ch.off+int64(ch.w)); err != nil {
+			return int64(ch.w), false, false, err
+		}
+		c.directWritten(ch.off+int64(ch.w), int64(ch.n-ch.w), false)
+		if c.hookErr != nil {
+			return int64(ch.n), false, false, &Error{Strategy: Direct, Side: SideWrite, Offset: ch.off + int64(ch.n), Err: c.hookErr, final: true}
+		}
+	}
+	reached := ch.off + int64(ch.n)
+	if ch.n < ch.want {
+		// The end of the file, or a read that stopped unaligned.
+		if reached < c.srcSt.Size && (!c.forced || !c.proven[Direct]) {
+			return int64(ch.n), false, false, &Error{Strategy: Direct, Side: SideRead, Offset: reached, Err: syscallErr("pread64", ErrShortRead)}
+		}
+		return int64(ch.n), true, false, nil
+	}
+	return int64(ch.n), false, end < 0 || reached < end, nil
+}
+
+// preallocate gives the destination its blocks for the source's bytes from
+// off on before the first write, once per copy: the O_DIRECT writes then
+// land inside the file, where they run side by side (writes that extend a
+// file are serialised), and a copy that cannot fit fails before it starts.
+// Only for a source without holes (a sparse one keeps them) and a regular
+// destination; a filesystem without fallocate is copied without it.
+func (c *copier) preallocate(off int64) error {
+	d := &c.dio
+	if d.preallocated {
+		return nil
+	}
+	d.preallocated = true
+	size := c.srcSt.Size
+	if !c.dstRegular || size <= off || c.srcSt.Blocks*512 < size {
+		return nil
+	}
+	err := retryErr(&c.res.Stats[Direct].Calls, func() error { return fallocate(c.dst, 0, off, size-off) })
+	switch err {
+	case nil:
+		c.dstSize = max(c.dstSize, size)
+		return nil
+	case unix.ENOSPC, unix.EDQUOT, unix.EFBIG:
+		return &Error{Strategy: Direct, Side: SideWrite, Offset: off, Err: syscallErr("fallocate", err), final: true}
+	}
+	// EOPNOTSUPP (no fallocate here), and anything else: the copy does
+	// without (the writes find the same errors, if any).
+	return nil
 }
 
 // directRead fills ch from the O_DIRECT descriptor fd: whole aligned
@@ -658,7 +902,7 @@ func directRead(fd int, ch *chunk, align int) {
 	for ch.n < toRead {
 		m, err := retry(&ch.calls, func() (int, error) { return pread(fd, ch.buf[ch.n:toRead], ch.off+int64(ch.n)) })
 		if err != nil {
-			ch.err = syscallErr("pread64", err)
+			ch.rerr = syscallErr("pread64", err)
 			break
 		}
 		if m <= 0 {
@@ -672,53 +916,31 @@ func directRead(fd int, ch *chunk, align int) {
 	ch.n = min(ch.n, ch.want)
 }
 
-// directWrite writes b at off: its aligned part with O_DIRECT, an unaligned
-// rest (the file's tail, or what a short write left) buffered, with
-// O_DIRECT cleared. Every write is counted as it returns: the progress
-// follows the bytes that reached the device.
-func (c *copier) directWrite(b []byte, off int64) (int64, error) {
-	st := &c.res.Stats[Direct]
-	align := c.dio.offAlign
-	aligned := len(b) / align * align
-	w := 0
-	for w < aligned {
-		m, err := retry(&st.Calls, func() (int, error) { return pwrite(c.dst, b[w:aligned], off+int64(w)) })
+// directWriteAligned writes the aligned part of what ch read, at its
+// offset, with O_DIRECT, continuing after a short write that ended aligned;
+// what is left (an unaligned rest) is for directTail.
+func directWriteAligned(fd int, ch *chunk, align int) {
+	aligned := ch.n / align * align
+	for ch.w < aligned {
+		m, err := retry(&ch.calls, func() (int, error) { return pwrite(fd, ch.buf[ch.w:aligned], ch.off+int64(ch.w)) })
 		if err == nil && m == 0 {
 			err = errShortWrite
 		}
 		if err != nil {
-			return int64(w), &Error{Strategy: Direct, Side: SideWrite, Offset: off + int64(w), Err: syscallErr("pwrite64", err)}
+			ch.werr = syscallErr("pwrite64", err)
+			return
 		}
-		c.directWritten(off+int64(w), int64(m), true)
-		w += m
-		if c.hookErr != nil {
-			return int64(w), &Error{Strategy: Direct, Side: SideWrite, Offset: off + int64(w), Err: c.hookErr, final: true}
-		}
-		if w%align != 0 {
-			break
+		ch.w += m
+		if ch.w%align != 0 {
+			return
 		}
 	}
-	if w == len(b) {
-		return int64(w), nil
-	}
-	if err := c.directDst(false); err != nil {
-		e := err.(*Error)
-		e.Offset = off + int64(w)
-		return int64(w), e
-	}
-	if err := c.writeAll(st, Direct, b[w:], off+int64(w)); err != nil {
-		return int64(w), err
-	}
-	c.directWritten(off+int64(w), int64(len(b)-w), false)
-	if c.hookErr != nil {
-		return int64(len(b)), &Error{Strategy: Direct, Side: SideWrite, Offset: off + int64(len(b)), Err: c.hookErr, final: true}
-	}
-	return int64(len(b)), nil
 }
 
-// directWritten accounts for n bytes written at off: counters, progress,
-// and the durability hook (WrittenDirect for O_DIRECT writes; the buffered
-// tail went through writeAll, which already called Written).
+// directWritten accounts for n bytes written at off, the destination being
+// complete below off+n: counters, progress, and the durability hook
+// (WrittenDirect for O_DIRECT writes; the buffered tail went through
+// writeAll, which already called Written), Reached and the checkpoints.
 func (c *copier) directWritten(off, n int64, odirect bool) {
 	c.res.Stats[Direct].Bytes += n
 	c.res.Bytes += n
@@ -739,8 +961,8 @@ func (c *copier) directWritten(off, n int64, odirect bool) {
 			c.hookErr = hook(off, n)
 		}
 	}
-	// --resume: the pipeline writes in order, so the destination is
-	// complete below off+n, and a checkpoint may be due.
+	// --resume: the destination is complete below off+n (the pipeline
+	// accounts in order), so a checkpoint may be due.
 	if c.ckpt != nil && c.hookErr == nil {
 		if err := c.checkpointStep(Direct, off+n); err != nil {
 			var ce *Error

@@ -25,7 +25,8 @@ var (
 	sweepDir    = flag.String("direct.sweep", "", "directory for TestDirectSweep (empty: skip)")
 	sweepSize   = flag.Int64("direct.size", 1<<30, "TestDirectSweep's file size")
 	sweepRounds = flag.Int("direct.rounds", 3, "TestDirectSweep's rounds")
-	sweepCombos = flag.String("direct.combos", "", "TestDirectSweep's combinations, as MiBxBUFSxREADERS,... (empty: the grid)")
+	sweepNoHuge = flag.Bool("direct.nohuge", false, "TestDirectSweep without MADV_HUGEPAGE")
+	sweepCombos = flag.String("direct.combos", "", "TestDirectSweep's combinations, as MiBxBUFSxDEPTH,... (empty: the grid)")
 )
 
 func TestDirectSweep(t *testing.T) {
@@ -36,11 +37,11 @@ func TestDirectSweep(t *testing.T) {
 	if fi, err := os.Stat(src); err != nil || fi.Size() != *sweepSize {
 		writeRandom(t, src, *sweepSize)
 	}
-	type combo struct{ buf, n, readers int }
+	type combo struct{ buf, n, depth int }
 	var combos []combo
 	for _, f := range strings.FieldsFunc(*sweepCombos, func(r rune) bool { return r == ',' }) {
 		var c combo
-		if _, err := fmt.Sscanf(f, "%dx%dx%d", &c.buf, &c.n, &c.readers); err != nil {
+		if _, err := fmt.Sscanf(f, "%dx%dx%d", &c.buf, &c.n, &c.depth); err != nil {
 			t.Fatalf("-direct.combos: %q: %v", f, err)
 		}
 		c.buf <<= 20
@@ -50,22 +51,22 @@ func TestDirectSweep(t *testing.T) {
 		if len(combos) > 0 {
 			break
 		}
-		for _, n := range []int{2, 4} {
-			for _, r := range []int{1, 2} {
-				if r <= n {
-					combos = append(combos, combo{buf, n, r})
-				}
-			}
+		for _, n := range []int{2, 4, 8, 16} {
+			// A depth as large as the ring is fixed; a smaller one grows.
+			combos = append(combos, combo{buf, n, n})
 		}
 	}
+	if *sweepNoHuge {
+		inject(t, &directHugePages, false)
+	}
 	times := make([][]float64, len(combos))
-	saved := [3]int{directBufBytes, directBufs, directReaders}
-	defer func() { directBufBytes, directBufs, directReaders = saved[0], saved[1], saved[2] }()
+	saved := [3]int{directBufBytes, directBufs, directDepth}
+	defer func() { directBufBytes, directBufs, directDepth = saved[0], saved[1], saved[2] }()
 	for round := range *sweepRounds {
 		for k := range combos {
 			i := (k + round) % len(combos)
 			c := combos[i]
-			directBufBytes, directBufs, directReaders = c.buf, c.n, c.readers
+			directBufBytes, directBufs, directDepth = c.buf, c.n, c.depth
 			dst := filepath.Join(*sweepDir, "sweep-dst")
 			unix.Sync()
 			if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
@@ -97,8 +98,8 @@ func TestDirectSweep(t *testing.T) {
 	}
 	for i, c := range combos {
 		slices.Sort(times[i])
-		fmt.Printf("buffer %d MiB x %d, %d readers: median %.3f s (min %.3f, max %.3f), %.0f MB/s\n",
-			c.buf>>20, c.n, c.readers, times[i][len(times[i])/2], times[i][0], times[i][len(times[i])-1],
+		fmt.Printf("buffer %d MiB x %d, depth %d at first: median %.3f s (min %.3f, max %.3f), %.0f MB/s\n",
+			c.buf>>20, c.n, c.depth, times[i][len(times[i])/2], times[i][0], times[i][len(times[i])-1],
 			float64(*sweepSize)/times[i][len(times[i])/2]/1e6)
 	}
 }

@@ -223,22 +223,22 @@ func TestDirectFaults(t *testing.T) {
 				return realPread(fd, p, off)
 			})
 		}, true, 2*chunk + 1000, ErrShortRead},
+		// The writes go out of order: the faults are at offsets, and what
+		// counts is the prefix below them.
 		{"EIO on pwrite after progress", func(t *testing.T, _ *os.File) {
-			var n atomic.Int64
 			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
-				if n.Add(1) == 3 {
+				if off == 2*chunk {
 					return 0, unix.EIO
 				}
 				return realPwrite(fd, p, off)
 			})
 		}, false, 2 * chunk, unix.EIO},
 		{"ENOSPC after a short write", func(t *testing.T, _ *os.File) {
-			var n atomic.Int64
 			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
-				switch n.Add(1) {
-				case 2:
+				switch off {
+				case chunk:
 					return realPwrite(fd, p[:64<<10], off)
-				case 3:
+				case chunk + 64<<10:
 					return 0, unix.ENOSPC
 				}
 				return realPwrite(fd, p, off)
@@ -446,5 +446,172 @@ func TestSequentialAdviceForBufferedCopies(t *testing.T) {
 				t.Errorf("advice on the source %v, want FADV_SEQUENTIAL: %v", advised, tc.advice)
 			}
 		})
+	}
+}
+
+// TestDirectSourceChangesUnderThePipeline: the source grows, shrinks or
+// was shorter than its fstat said by the time the pipeline reads it (the
+// preallocation, made first, gave the destination the old size, and
+// several chunks are read past the new end at once): the copy holds the
+// source as it is when read, with its size exact, forced or not.
+func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
+	const size = 13<<20 + 7
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, path string, data []byte) []byte
+	}{
+		{"grows", func(t *testing.T, path string, data []byte) []byte {
+			more := randomBytes(t, 7<<20+5)
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Write(more); err != nil {
+				t.Fatal(err)
+			}
+			return append(data, more...)
+		}},
+		{"shrinks unaligned", func(t *testing.T, path string, data []byte) []byte {
+			if err := os.Truncate(path, 5<<20+1); err != nil {
+				t.Fatal(err)
+			}
+			return data[:5<<20+1]
+		}},
+		{"shrinks to a chunk edge", func(t *testing.T, path string, data []byte) []byte {
+			n := 2 * directBufBytes
+			if err := os.Truncate(path, int64(n)); err != nil {
+				t.Fatal(err)
+			}
+			return data[:n]
+		}},
+	} {
+		for _, forced := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/forced=%v", tc.name, forced), func(t *testing.T) {
+				inject(t, &directMinBytes, 1<<20)
+				data := randomBytes(t, size)
+				dst, src := pair(t, data)
+				want := data
+				var preallocated atomic.Bool
+				inject(t, &fallocate, func(fd int, mode uint32, off, n int64) error {
+					if !preallocated.Swap(true) {
+						want = tc.change(t, src.Name(), data)
+					}
+					return unix.Fallocate(fd, mode, off, n)
+				})
+				o := autoCold()
+				if forced {
+					o = Options{Strategy: Direct}
+				}
+				res, err := Copy(dst, src, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !preallocated.Load() {
+					t.Fatal("no preallocation")
+				}
+				mustEqual(t, contents(t, dst), want)
+				if res.Size != int64(len(want)) {
+					t.Errorf("size %d, want %d", res.Size, len(want))
+				}
+			})
+		}
+	}
+}
+
+// TestDirectPreallocation: a source without holes is preallocated once,
+// from the copy's start to its size; a filesystem without fallocate is
+// copied all the same; one without room fails before any data is written,
+// with nothing of it counted.
+func TestDirectPreallocation(t *testing.T) {
+	const size = 9<<20 + 3
+	for _, tc := range []struct {
+		name  string
+		errno error
+	}{{"ok", nil}, {"EOPNOTSUPP", unix.EOPNOTSUPP}, {"ENOSPC", unix.ENOSPC}, {"EDQUOT", unix.EDQUOT}} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randomBytes(t, size)
+			dst, src := pair(t, data)
+			var calls [][2]int64
+			inject(t, &fallocate, func(fd int, mode uint32, off, n int64) error {
+				calls = append(calls, [2]int64{off, n})
+				if tc.errno != nil {
+					return tc.errno
+				}
+				return unix.Fallocate(fd, mode, off, n)
+			})
+			var writes atomic.Int64
+			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+				writes.Add(1)
+				return realPwrite(fd, p, off)
+			})
+			res, err := Copy(dst, src, Options{Strategy: Direct})
+			if len(calls) != 1 || calls[0] != [2]int64{0, size} {
+				t.Errorf("fallocate calls %v, want one of [0, %d)", calls, size)
+			}
+			if tc.errno == unix.ENOSPC || tc.errno == unix.EDQUOT {
+				var ce *Error
+				if !errors.As(err, &ce) || !errors.Is(err, tc.errno) || ce.Refused || ce.Offset != 0 {
+					t.Fatalf("err %v: want a failure with %v at 0", err, tc.errno)
+				}
+				if writes.Load() != 0 || res.Bytes != 0 {
+					t.Errorf("%d writes, %d bytes counted before the failure: want none", writes.Load(), res.Bytes)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+		})
+	}
+}
+
+// TestDirectWritesOverlapAndGoOutOfOrder: with a slow write at one offset
+// the other chunks are read and written meanwhile (several requests in
+// flight, writes out of order), while the progress, Reached and the
+// WrittenDirect hook only ever see the prefix complete below them.
+func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
+	data := randomBytes(t, 40<<20+11)
+	dst, src := pair(t, data)
+	chunk := int64(directBufBytes)
+	release := make(chan struct{})
+	var after atomic.Int64 // writes that returned while the first chunk's waited
+	var waiting atomic.Bool
+	inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+		if off == 0 {
+			waiting.Store(true)
+			<-release
+			waiting.Store(false)
+		} else if waiting.Load() && after.Add(1) == 2 {
+			close(release)
+		}
+		return realPwrite(fd, p, off)
+	})
+	var reached atomic.Int64
+	var hooks [][2]int64
+	o := Options{Strategy: Direct, Reached: &reached, WrittenDirect: func(off, n int64) error {
+		hooks = append(hooks, [2]int64{off, n})
+		if reached.Load() != off+n {
+			t.Errorf("Reached %d in the hook for [%d, %d)", reached.Load(), off, off+n)
+		}
+		return nil
+	}}
+	if _, err := Copy(dst, src, o); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	if after.Load() < 2 {
+		t.Fatalf("%d writes returned while the first chunk's waited: the writes do not overlap", after.Load())
+	}
+	next := int64(0)
+	for _, h := range hooks {
+		if h[0] != next {
+			t.Fatalf("hooks %v: not in order from 0", hooks)
+		}
+		next = h[0] + h[1]
+	}
+	if next < int64(len(data))/chunk*chunk {
+		t.Errorf("hooks end at %d of %d", next, len(data))
 	}
 }

@@ -23,6 +23,7 @@ var (
 	write     = unix.Write
 	seek      = unix.Seek
 	ftruncate = unix.Ftruncate
+	fallocate = unix.Fallocate
 	fstat     = unix.Fstat
 	pipe2     = unix.Pipe2
 	fcntl     = func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) }
@@ -37,8 +38,9 @@ var (
 	reopen = func(fd, flags int) (int, error) {
 		return unix.Open(sysx.FdPath(fd, ""), flags|unix.O_CLOEXEC, 0)
 	}
-	mmap   = unix.Mmap
-	munmap = unix.Munmap
+	mmap    = unix.Mmap
+	munmap  = unix.Munmap
+	madvise = unix.Madvise
 )
 
 // Sizes of one call, named with their units.

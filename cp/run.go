@@ -86,8 +86,10 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	return a.seq.failed
 }
 
-// maxBufferTotal bounds the rw loop's buffers of all -j copies together.
-const maxBufferTotal = 256 << 20
+// maxBufferTotal bounds the rw loop's buffers of all -j copies together:
+// with the direct I/O rings (copier.DirectBudgetBytes) a run holds at most
+// 64 MiB of buffers, whatever -j.
+const maxBufferTotal = 64<<20 - copier.DirectBudgetBytes
 
 // boundBuffers gives each copy a buffer such that -j copies at once hold
 // at most maxBufferTotal, and says so when --buffer-size is cut down.
@@ -111,7 +113,7 @@ func (a *app) boundBuffers() {
 }
 
 // minBufferSize is the smallest buffer boundBuffers gives a copy.
-const minBufferSize = 64 << 10
+const minBufferSize = maxBufferTotal / 1024
 
 // startProgress starts the bar if the options and stderr call for one.
 func (a *app) startProgress(total int64, files int) {

@@ -6,13 +6,20 @@ package integration_test
 // renamed, and a cold copy does not fill the page cache.
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"fastcp/durability"
+	"fastcp/integration_test/fsfixture"
 
 	"golang.org/x/sys/unix"
 )
@@ -309,5 +316,86 @@ func TestDirectSyncDataLeavesOnlyTheFlush(t *testing.T) {
 	if fdatasyncs != 1 || fsyncs != 1 || setOn != 1 || setOff != 1 || reopen != 1 {
 		t.Errorf("fdatasync of the copy %d, fsync %d, F_SETFL O_DIRECT on %d and off %d, source reopened %d: want 1 each\n%s",
 			fdatasyncs, fsyncs, setOn, setOff, reopen, tr.log)
+	}
+}
+
+// TestDirectSignalWithRequestsInFlight: SIGTERM reaches a --resume copy
+// whose direct pipeline has many slow writes in flight, out of order. The
+// kept file's recorded checkpoint covers only bytes that are in it (the
+// first chunk not yet written bounds it), and --resume finishes the copy
+// from there, byte for byte.
+func TestDirectSignalWithRequestsInFlight(t *testing.T) {
+	dir := fsDir(t, "ext4")
+	const size = 192 << 20
+	src, dst, temp := join(dir, "src"), join(dir, "dst"), join(dir, resumeTemp)
+	writePattern(t, src, size, t.Name())
+	run := startSlow(t, dir, "pwrite64", 150*time.Millisecond, "--resume", "--strategy=direct", "src", "dst")
+	run.waitUntil(t, "the temporary file", func() bool { return sizeOf(temp) > 0 })
+	time.Sleep(700 * time.Millisecond)
+	if code := run.signal(t, syscall.SIGTERM); code != 143 {
+		t.Fatalf("exit status %d after SIGTERM, want 143; stderr %q", code, run.output())
+	}
+	m := keptRE.FindStringSubmatch(strings.TrimSpace(run.output()))
+	kept := checkpointOf(temp)
+	if m == nil || m[3] != strconv.FormatInt(kept, 10) {
+		t.Fatalf("stderr %q, want the kept file and its checkpoint %d", run.output(), kept)
+	}
+	if kept <= 0 || kept >= size {
+		t.Fatalf("checkpoint %d of %d: want part of the copy", kept, size)
+	}
+	want, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(temp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(got)) < kept || !bytes.Equal(got[:kept], want[:kept]) {
+		t.Fatalf("the kept file's first %d bytes differ from the source's", kept)
+	}
+	r := fastcp(t, dir, "--resume", "--debug", "src", "dst")
+	wantDebugSuccess(t, r)
+	if res := parseResumed(t, r.stdout); len(res.offsets) != 1 || res.offsets[0] <= 0 || res.offsets[0] > kept {
+		t.Errorf("resumed from %v, want one offset in (0, %d]; stdout %q", res.offsets, kept, r.stdout)
+	}
+	assertFileBytes(t, dst, want)
+	assertNotExist(t, temp)
+}
+
+// TestDirectNoRoomFailsBeforeWriting: a direct copy that cannot fit fails
+// with ENOSPC from the preallocation, before a single data write; nothing
+// is left behind and the space is free again.
+func TestDirectNoRoomFailsBeforeWriting(t *testing.T) {
+	needRoot(t)
+	strace := durStrace(t)
+	small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 16<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { small.Unmount() })
+	dir := t.TempDir()
+	writeFile(t, join(dir, "src"), randomBytes(24<<20, t.Name()), 0o644)
+	free := freeBytesOf(t, small.Dir)
+	log := join(dir, "strace.log")
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, strace, "-f", "-qq", "-o", log, "-e", "trace=fallocate,pwrite64,write",
+		setup.Bin, "--strategy=direct", join(dir, "src"), join(small.Dir, "dst"))
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	r := runCmd(t, cmd)
+	wantOneLineError(t, r, "dst", "No space left on device")
+	assertNotExist(t, join(small.Dir, "dst"))
+	assertNoTemps(t, small.Dir)
+	if now := freeBytesOf(t, small.Dir); now < free-(1<<20) {
+		t.Errorf("%d bytes free after the failed copy, %d before", now, free)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := string(b)
+	if !strings.Contains(trace, "fallocate(") || !strings.Contains(trace, "ENOSPC") || strings.Contains(trace, "pwrite64(") {
+		t.Errorf("want a refused fallocate and no data write, strace:\n%s", trace)
 	}
 }

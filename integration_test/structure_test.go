@@ -333,11 +333,11 @@ func TestBufferMemoryIsBounded(t *testing.T) {
 	}
 	r, rss := runPeakRSS(t, fastcpCmd(context.Background(), dir, "-r", "-j", "1024", "--buffer-size=1G", "--strategy=rw", "src", "dst"))
 	t.Logf("-r -j 1024 --buffer-size=1G: peak RSS %d MiB; %v", rss>>20, r)
-	want := "fastcp: warning: --buffer-size=1 GiB with -j 1024 would take 1 TiB; each copy uses 256 KiB (256 MiB in all)\n"
+	want := "fastcp: warning: --buffer-size=1 GiB with -j 1024 would take 1 TiB; each copy uses 32 KiB (32 MiB in all)\n"
 	if r.code != 0 || r.stderr != want {
 		t.Errorf("got %v, want exit 0 and %q", r, want)
 	}
-	if rss == 0 || rss > 96<<20 {
+	if rss == 0 || rss > 64<<20 {
 		t.Errorf("peak RSS %d MiB with 48 files of 4 MiB copied at once", rss>>20)
 	}
 	assertFileBytes(t, join(dir, "dst", "f47"), randomBytes(4<<20, "47"))
