@@ -287,8 +287,12 @@ func (c *copier) chooseDirect(regular bool) bool {
 		// the device, unless the kernel throttles it to the device's
 		// speed because it passes the dirty limit: only then does
 		// Direct win.
-		if lim := dirtyLimit(); lim > d.Threshold {
-			d.Threshold = lim
+		// (Read only for a source that could be as large: a small
+		// copy makes no /proc reads.)
+		if d.Size >= d.Threshold {
+			if lim := dirtyLimit(); lim > d.Threshold {
+				d.Threshold = lim
+			}
 		}
 		small = DirectUnflushed
 	}

@@ -615,3 +615,27 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 		t.Errorf("hooks end at %d of %d", next, len(data))
 	}
 }
+
+// TestSmallCopyReadsNoDirtyLimit: the dirty page limit (three /proc reads)
+// is asked only for a source large enough for Direct.
+func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	for _, tc := range []struct {
+		size  int
+		calls int
+	}{{4096, 0}, {1<<20 - 1, 0}, {3 << 20, 1}} {
+		calls := 0
+		inject(t, &dirtyLimit, func() int64 { calls++; return 0 })
+		data := randomBytes(t, tc.size)
+		dst, src := pair(t, data)
+		o := autoCold()
+		o.Flush = false
+		if _, err := Copy(dst, src, o); err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, contents(t, dst), data)
+		if calls != tc.calls {
+			t.Errorf("%d bytes: dirtyLimit asked %d times, want %d", tc.size, calls, tc.calls)
+		}
+	}
+}
