@@ -297,6 +297,10 @@ var modes = []mode{
 	{name: "--sync=osync", flags: []string{"--sync=osync"}, durable: true},
 	{name: "--sync=odsync", flags: []string{"--sync=odsync"}, durable: true},
 	{name: "--sync=data --strategy=direct", flags: []string{"--sync=data", "--strategy=direct"}, durable: true},
+	// The direct pipeline writes out of order into a preallocated file:
+	// auto picks it for --nocache; without O_TMPFILE the file is named.
+	{name: "--nocache --sync=data", flags: []string{"--nocache", "--sync=data"}, durable: true},
+	{name: "--sync=none --strategy=direct, no O_TMPFILE", flags: []string{"--sync=none", "--strategy=direct"}, allowPartial: true, noTmpfile: true},
 	{name: "--inplace --sync=data", flags: []string{"--inplace", "--sync=data"}, durable: true, allowPartial: true},
 	{name: "-r --sync=data", flags: []string{"-r", "--sync=data"}, tree: true, durable: true},
 	{name: "-r -j 4 --sync=data", flags: []string{"-r", "-j", "4", "--sync=data"}, tree: true, durable: true},
