@@ -98,6 +98,10 @@ func (r *result) tool(name string) *toolResult {
 func runScenario(ctx context.Context, ws *workspace, sc *scenario, o options) *result {
 	r := &result{sc: sc, loadBefore: loadAverage()}
 	for _, t := range sc.tools {
+		if strings.HasPrefix(t.argv[0], "{") && ws.bins[t.argv[0]] == "" {
+			fmt.Fprintf(os.Stderr, "peerbench: %s: %s is not installed: its rows are left out\n", sc.id, t.name)
+			continue
+		}
 		r.tools = append(r.tools, &toolResult{tool: t})
 	}
 	r.err = r.run(ctx, ws, o)
@@ -196,6 +200,9 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 					r.sc.id, round+1, tr.tool.name, fmtDur(s.wall), fmtDur(s.user), fmtDur(s.sys), fmtMiB(s.maxRSS), fmtMiB(s.resident), fmtMiB(s.cacheGrowth))
 			}
 			if round > 0 {
+				continue
+			}
+			if tr.tool.yardstick {
 				continue
 			}
 			if err := sameTree(src, dst); err != nil {
