@@ -87,11 +87,13 @@ vet:
 # vet, then staticcheck: a Go tool of the tools module (tools/go.mod), so
 # the product's go.mod stays the binary's. go fetches that module's
 # sources the first time (the only target but dist that may use the
-# network); make test does not run it.
-GOTOOL = $(GO) tool -modfile=tools/go.mod
+# network); make test does not run it. Built from the tools module's own
+# directory, it also runs where the product's modules are vendored.
+STATICCHECK = .cache/bin/staticcheck
 lint:
 	$(vet-recipe)
-	@echo "staticcheck ./..."; $(GOTOOL) staticcheck ./...
+	env GOFLAGS= $(GO) -C tools build -o '$(CURDIR)/$(STATICCHECK)' honnef.co/go/tools/cmd/staticcheck
+	@echo "staticcheck ./..."; $(STATICCHECK) ./...
 
 # make test fetches nothing from the network (GOPROXY=off): it needs the
 # modules go.mod names in the module cache (make, or go mod download, puts
