@@ -39,7 +39,7 @@ import (
 // DirectBudgetBytes/ringBytes files with Direct at once (Auto takes another
 // strategy for the others; a forced Direct waits for a ring).
 //
-// Sizes from the sweep TestDirectSweep (README, "Direct I/O";
+// Sizes from the sweep TestDirectSweep (docs/performance.md, "Direct I/O sweep";
 // docs/measurements.md).
 //
 // Variables, not constants, only so that the sweep (TestDirectSweep) and

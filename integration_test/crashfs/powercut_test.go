@@ -247,7 +247,7 @@ type mode struct {
 	// durable: exit 0 promises that the copy survives a power cut.
 	durable bool
 	// allowPartial: before exit 0 (and, without durable, after it), DEST
-	// may hold part of the new data: what the README says of --sync=none
+	// may hold part of the new data: what docs/crash-safety.md says of --sync=none
 	// and --inplace.
 	allowPartial bool
 	// resume: run resumeBin; the next run after the cut continues the
