@@ -367,7 +367,7 @@ func TestDirectSignalWithRequestsInFlight(t *testing.T) {
 // with ENOSPC from the preallocation, before a single data write; nothing
 // is left behind and the space is free again.
 func TestDirectNoRoomFailsBeforeWriting(t *testing.T) {
-	needRoot(t)
+	needMount(t)
 	strace := durStrace(t)
 	small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 16<<20)
 	if err != nil {

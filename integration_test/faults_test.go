@@ -589,9 +589,8 @@ func TestENOSPCEveryStrategy(t *testing.T) {
 	}{{"tmpfs", 12 << 20}, {"ext4", 16 << 20}} {
 		t.Run(c.kind, func(t *testing.T) {
 			t.Parallel()
-			if c.kind == "tmpfs" {
-				needMount(t)
-			} else {
+			needMount(t)
+			if c.kind != "tmpfs" {
 				needLoop(t)
 			}
 			small, err := fsfixture.Mount(t.TempDir(), c.kind, c.size)

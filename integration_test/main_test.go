@@ -186,19 +186,19 @@ func probeMounts(root string) (noMount, noLoop string) {
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		noMount = fmt.Sprintf("mounting is not permitted here (mount -t tmpfs: %v: %s)", err, firstLine(out))
-		return noMount, noMount
+	} else {
+		exec.Command("umount", mnt).Run()
 	}
-	exec.Command("umount", mnt).Run()
 	img := filepath.Join(dir, "img")
 	if err := os.WriteFile(img, make([]byte, 1<<20), 0o600); err != nil {
-		return "", err.Error()
+		return noMount, err.Error()
 	}
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
-		return "", fmt.Sprintf("no loop device can be set up here (losetup: %v: %s)", err, firstLine(out))
+		return noMount, fmt.Sprintf("no loop device can be set up here (losetup: %v: %s)", err, firstLine(out))
 	}
 	exec.Command("losetup", "-d", strings.TrimSpace(string(out))).Run()
-	return "", ""
+	return noMount, ""
 }
 
 // firstLine is the first line of a command's output, for a one-line reason.
@@ -210,10 +210,10 @@ func firstLine(out []byte) string {
 // cannotMount says why the package's filesystem of kind cannot be mounted
 // here (empty: it can be tried).
 func cannotMount(st state, kind string) string {
-	if kind == "tmpfs" {
+	if kind == "tmpfs" || st.NoMount != "" {
 		return st.NoMount
 	}
-	return st.NoLoop
+	return st.NoLoop // a loop-mounted image
 }
 
 // build compiles fastcp from the module root (the parent of this package's

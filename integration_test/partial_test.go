@@ -21,7 +21,7 @@ import (
 )
 
 func TestPartialDeviceNamed(t *testing.T) {
-	needRoot(t)
+	needLoop(t)
 	losetup := needTool(t, "losetup")
 	dir := t.TempDir()
 	img := join(dir, "img")
