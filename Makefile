@@ -173,10 +173,16 @@ dist:
 
 # fastcp against cp, dd and io.Copy (peerbench), then the durability modes
 # against cp && sync, dd conv=fdatasync and fio (durabench): medians, ratios,
-# targets met or missed. Needs root (loop mounts); takes about 12 minutes.
+# targets met or missed. Needs root (loop mounts); takes about 30 minutes
+# on an idle 2-core VM (the cold 4 GiB copies are most of it). A subset:
+#   make bench PEERBENCH="-only 'cold|tree'" DURABENCH="-only sync"
+# (peerbench -list and durabench -h name the scenarios; DURABENCH=-h lists
+# durabench's flags).
+PEERBENCH ?=
+DURABENCH ?=
 bench: build
-	$(GO) run ./integration_test/peerbench
-	$(GO) run ./integration_test/durabench
+	$(GO) run ./integration_test/peerbench $(PEERBENCH)
+	$(GO) run ./integration_test/durabench $(DURABENCH)
 
 # Installs what build made: the binary and its manual page come from one
 # build, so they carry the same version whoever runs install.
