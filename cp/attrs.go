@@ -2,7 +2,9 @@ package cp
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -227,7 +229,8 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 // is not kept: writing a file drops it (cp's overwrite loses it too).
 // What the filesystem or the caller's privileges refuse is named in a
 // warning: DEST loses it, and --inplace would have kept it.
-func (a *app) keepDestXattrs(t target, path string, dst *unix.Stat_t, name string) {
+func (j *job) keepDestXattrs(t target, path string, dst *unix.Stat_t) {
+	name := j.dst
 	names, err := listXattrs(-1, path)
 	if err != nil || len(names) == 0 {
 		return // none, or none readable: nothing to keep
@@ -238,7 +241,7 @@ func (a *app) keepDestXattrs(t target, path string, dst *unix.Stat_t, name strin
 	}
 	var keep []attr
 	for _, n := range names {
-		if n == "security.capability" || n == durability.MarkXattr || n == "system.posix_acl_access" && a.opts.Preserve.Mode {
+		if n == "security.capability" || n == durability.MarkXattr || n == "system.posix_acl_access" && j.a.opts.Preserve.Mode {
 			continue
 		}
 		val, err := getXattr(-1, path, n)
@@ -255,9 +258,78 @@ func (a *app) keepDestXattrs(t target, path string, dst *unix.Stat_t, name strin
 	for _, x := range keep {
 		err := ignoringEINTR(func() error { return unix.Fsetxattr(t.fd, x.name, x.val, 0) })
 		if err != nil {
-			a.out.Warnf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err))
+			j.r.warn(fmt.Sprintf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err)))
 		}
 	}
+}
+
+// setAttrs gives the temporary file the attributes the result must have
+// before it is renamed into place: with -p/--preserve the source's; else a
+// new file gets the source's permissions minus the umask (as cp), and an
+// existing DEST (dst, at destPath) keeps its own mode and owner. What it
+// cannot keep of DEST is a warning in the entry's record.
+func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *os.File, dst *unix.Stat_t, newFile bool) error {
+	a, sst, name := j.a, &j.e.st, j.dst
+	t := target{fd: int(dest.File.Fd())}
+	if !a.opts.Preserve.Mode {
+		if newFile {
+			if err := t.chmod(a.newMode(sst.Mode, false, a.createKeeps(filepath.Dir(destPath)))); err != nil {
+				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+			}
+		} else {
+			if !a.opts.Preserve.Ownership && (dst.Uid != uint32(os.Geteuid()) || dst.Gid != uint32(os.Getegid())) {
+				// Before the chmod: chown clears set-user-ID bits.
+				if err := t.chown(int(dst.Uid), int(dst.Gid)); err != nil {
+					j.r.warn(fmt.Sprintf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
+						quote(name), os.Geteuid(), os.Getegid(), dst.Uid, dst.Gid, errText(err)))
+				}
+			}
+			// After the chown, which would drop security.capability, and
+			// before the chmod, which then adjusts an ACL's mask as it
+			// would have on DEST itself.
+			j.keepDestXattrs(t, destPath, dst)
+			// The set-ID bits only where a write into DEST would keep
+			// them.
+			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
+				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+			}
+		}
+	} else if !newFile {
+		j.keepDestXattrs(t, destPath, dst)
+	}
+	if a.opts.Preserve.Any() {
+		return a.preserve(t, sst, int(srcF.Fd()), "", name)
+	}
+	return nil
+}
+
+// newMode is the permission bits of a new file (or directory) without
+// --preserve=mode: SOURCE's as its creation by cp would leave them (minus
+// the umask, or in a directory with a default ACL, masked by that ACL:
+// keep is createKeeps' answer for the directory); with --no-preserve=mode,
+// the default ones (0666, directories 0777) minus the umask, as cp sets
+// them.
+func (a *app) newMode(srcMode uint32, dir bool, keep uint32) uint32 {
+	if a.opts.NoPreserveMode {
+		if dir {
+			return 0o777 &^ a.umask
+		}
+		return 0o666 &^ a.umask
+	}
+	return srcMode & 0o777 & keep
+}
+
+// createKeeps returns the permission bits that creating a file in the
+// directory at path (a /proc/self/fd path for an open one) keeps of the
+// mode asked for: those of its default ACL where it has one (acl(5): the
+// umask then does not apply), else those the umask leaves. cp gets this
+// from the kernel by creating DEST with SOURCE's mode; fastcp creates its
+// temporary file 0600 and sets the mode afterwards, so it works it out.
+func (a *app) createKeeps(path string) uint32 {
+	if perms, ok := defaultACLPerms(path); ok {
+		return perms
+	}
+	return 0o777 &^ a.umask
 }
 
 // setIDAfterWrite returns the mode a file of mode and group gid keeps when

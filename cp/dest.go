@@ -40,27 +40,57 @@ type destInfo struct {
 	absent bool
 }
 
-// checkDest looks at DEST (name in d) and applies cp's rules (decide) before
-// anything is opened for writing. data says whether the copy writes data
-// (a symbolic link DEST is then written through) or makes an entry (a link
-// or a special file, renamed over DEST). It returns ok=false when the entry
+// checkDest looks at DEST and applies cp's rules (decide) before anything
+// is opened for writing. data says whether the copy writes data (a
+// symbolic link DEST is then written through) or makes an entry (a link or
+// a special file, renamed over DEST). It returns ok=false when the entry
 // is done (skipped or failed).
-func (a *app) checkDest(r *record, d *dir, name string, from entryAt, sst *unix.Stat_t, src, dst string, data bool) (destInfo, bool) {
-	return a.checkDestUpdate(r, d, name, from, sst, src, dst, data, a.opts.Update)
+func (j *job) checkDest(data bool) (destInfo, bool) {
+	return j.checkDestUpdate(data, j.a.opts.Update)
 }
 
 // checkDestUpdate is checkDest with -u given or not: a further name of an
 // inode already copied is linked whatever -u says, as with cp.
-func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst *unix.Stat_t, src, dst string, data, update bool) (destInfo, bool) {
-	o := a.opts
-	ex := destInfo{shownDir: filepath.Dir(dst), entryDir: d, entryName: name}
+func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
+	ex, facts, settled, ok := j.lookAtDest(data)
+	if settled {
+		return ex, ok
+	}
+	if ok, done := sameFileOK(j.a.opts, j.from(), &j.e.st, j.to(), ex.st); !ok {
+		j.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
+		return ex, false
+	} else if done {
+		return ex, false
+	}
+	j.learnDest(&ex, &facts, data)
+	o := j.a.opts
+	resumeTree := o.Resume && o.Recursive
+	dec := decide(facts, decideOpts{
+		noClobber: o.NoClobber, update: update, interactive: o.Interactive, force: o.Force,
+		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
+		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
+	})
+	if dec.ask && !j.a.confirm(j.a.overwriteQuestion(ex, facts, j.dst)) {
+		j.r.failQuietly() // cp 9.11: a "no" fails the entry
+		j.debugSkipped()
+		return ex, false
+	}
+	ex.act = dec.act
+	return j.carryOut(ex, facts, update)
+}
+
+// lookAtDest finds out what DEST is: absent (settled, ok), a file or a
+// link written through (not settled: the rules decide), or an error
+// (settled, not ok).
+func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok bool) {
+	o, d, name := j.a.opts, j.p.dst, j.name
+	ex = destInfo{shownDir: filepath.Dir(j.dst), entryDir: d, entryName: name}
 	if d.err == nil {
 		ex.path, ex.in, ex.name = d.at(name), d, name
 	}
 	lst, err := d.stat(name, false)
-	facts := destFacts{}
 	if err == nil {
-		facts.justCreated = a.wasCreated(idOf(&lst))
+		facts.justCreated = j.a.created.has(idOf(&lst))
 	}
 	// With --remove-destination or a backup, cp removes (or renames) a
 	// symlink DEST itself.
@@ -71,65 +101,73 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		ex.st = &lst
 		facts.throughLink = true
 	case err == nil && through:
-		// cp writes through a symlink DEST: the file it points to is
-		// replaced, the link stays.
-		st, err := d.stat(name, true)
-		if errors.Is(err, unix.ENOENT) && o.PosixlyCorrect {
-			// POSIX: the file the dangling link names is created.
-			target, lerr := readlinkat(d.fd, name)
-			if lerr == nil {
-				ex.path, ex.in = target, nil
-				if !filepath.IsAbs(target) {
-					ex.path, ex.in, ex.name = d.at(target), d, target
-					target = filepath.Join(filepath.Dir(dst), target)
-				}
-				// A new file, as for cp: -n and -i do not hold it back.
-				ex.shownDir, ex.act = filepath.Dir(target), actNew
-				return ex, true
-			}
-			err = lerr
-		}
-		if errors.Is(err, unix.ENOENT) {
-			r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
-			return ex, false
-		}
-		if errors.Is(err, unix.ELOOP) && o.Force {
-			// A symlink loop counts as an existing DEST that cannot be
-			// opened: -f replaces the link (cp 8.30 and later).
-			ex.act = actNew
-			return ex, true
-		}
-		if err == nil && !inPlaceNode(&st) {
-			ex.path, err = filepath.EvalSymlinks(ex.path)
-			ex.in = nil
-			ex.shownDir = filepath.Dir(ex.path)
-		}
-		if err != nil {
-			r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-			return ex, false
-		}
-		ex.st = &st
+		settled, ok = j.throughLink(&ex)
 		facts.throughLink = true
 	case err == nil:
 		ex.st = &lst
 	case errors.Is(err, unix.ENOENT):
-		if strings.HasSuffix(dst, "/") {
-			r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ENOTDIR)))
-			return ex, false
+		if strings.HasSuffix(j.dst, "/") {
+			j.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(unix.ENOTDIR)))
+			return ex, facts, true, false
 		}
 		ex.act, ex.absent = actNew, true
-		return ex, true
+		return ex, facts, true, true
 	default:
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-		return ex, false
+		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(j.dst), errText(err)))
+		return ex, facts, true, false
 	}
-	if ok, done := a.sameFileOK(from, sst, entryAt{d, name}, ex.st); !ok {
-		r.fail(fmt.Sprintf("%s and %s are the same file", quote(src), quote(dst)))
-		return ex, false
-	} else if done {
-		return ex, false
+	return ex, facts, settled, ok
+}
+
+// throughLink looks at the file a symlink DEST points to: cp writes
+// through it (the file it points to is replaced, the link stays).
+func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
+	o, d, name, dst := j.a.opts, j.p.dst, j.name, j.dst
+	st, err := d.stat(name, true)
+	if errors.Is(err, unix.ENOENT) && o.PosixlyCorrect {
+		// POSIX: the file the dangling link names is created.
+		target, lerr := readlinkat(d.fd, name)
+		if lerr == nil {
+			ex.path, ex.in = target, nil
+			if !filepath.IsAbs(target) {
+				ex.path, ex.in, ex.name = d.at(target), d, target
+				target = filepath.Join(filepath.Dir(dst), target)
+			}
+			// A new file, as for cp: -n and -i do not hold it back.
+			ex.shownDir, ex.act = filepath.Dir(target), actNew
+			return true, true
+		}
+		err = lerr
 	}
-	facts.kind = durability.KindOf(ex.st, d.pseudo())
+	if errors.Is(err, unix.ENOENT) {
+		j.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
+		return true, false
+	}
+	if errors.Is(err, unix.ELOOP) && o.Force {
+		// A symlink loop counts as an existing DEST that cannot be
+		// opened: -f replaces the link (cp 8.30 and later).
+		ex.act = actNew
+		return true, true
+	}
+	if err == nil && !inPlaceNode(&st) {
+		ex.path, err = filepath.EvalSymlinks(ex.path)
+		ex.in = nil
+		ex.shownDir = filepath.Dir(ex.path)
+	}
+	if err != nil {
+		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		return true, false
+	}
+	ex.st = &st
+	return false, false
+}
+
+// learnDest gathers the rest of the facts the rule reads about an existing
+// DEST: its kind, its age, whether it may be written, whether it is a
+// complete copy already.
+func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
+	o, sst := j.a.opts, &j.e.st
+	facts.kind = durability.KindOf(ex.st, j.p.dst.pseudo())
 	facts.notNewer = !timeAfter(sst.Mtim, ex.st.Mtim)
 	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
 		// cp opens an existing DEST for writing: without write
@@ -143,64 +181,62 @@ func (a *app) checkDestUpdate(r *record, d *dir, name string, from entryAt, sst 
 		facts.unwritable = ex.writeErr != nil
 		facts.immutable = errors.Is(ex.writeErr, unix.EPERM)
 	}
-	resumeTree := o.Resume && o.Recursive
-	facts.complete = resumeTree && data && completeCopy(sst, ex.st, o.Preserve.Timestamps)
-	dec := decide(facts, decideOpts{
-		noClobber: o.NoClobber, update: update, interactive: o.Interactive, force: o.Force,
-		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
-		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
-	})
-	if dec.ask && !a.confirm(a.overwriteQuestion(ex, facts, dst)) {
-		r.failQuietly() // cp 9.11: a "no" fails the entry
-		a.debugSkipped(r, dst)
+	facts.complete = o.Resume && o.Recursive && data && completeCopy(sst, ex.st, o.Preserve.Timestamps)
+}
+
+// destFailures are the messages of the actions that fail the entry.
+var destFailures = map[action]string{
+	actFailIsDir:       "cannot overwrite directory %[2]s with non-directory",
+	actFailUnwritable:  "cannot create regular file %[2]s: %[3]s",
+	actFailImmutable:   "cannot remove %[2]s: %[3]s",
+	actFailJustCreated: "will not overwrite just-created %[2]s with %[1]s",
+	actFailThroughLink: "will not copy %[1]s through just-created symlink %[2]s",
+	actFailNoneFail:    "not replacing %[2]s",
+}
+
+// carryOut does what the rule said (ex.act) before the copy: it skips or
+// fails the entry, or names DEST's backup; ok says the copy goes on.
+func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, bool) {
+	o := j.a.opts
+	if f, failed := destFailures[ex.act]; failed {
+		why := ""
+		if ex.writeErr != nil {
+			why = errText(ex.writeErr)
+		}
+		j.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
 		return ex, false
 	}
-	ex.act = dec.act
-	switch dec.act {
+	switch ex.act {
 	case actSkip:
 		ex.kept = update && facts.notNewer && !o.NoClobber
-		a.debugSkipped(r, dst)
+		j.debugSkipped()
 		return ex, false
 	case actSkipComplete:
 		if o.Debug {
-			r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(dst)))
+			j.r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(j.dst)))
 		}
-		if a.progress != nil {
-			a.progress.Add(sst.Size)
+		if j.a.progress != nil {
+			j.a.progress.Add(j.e.st.Size)
 		}
 		ex.kept = true
 		return ex, false
-	case actFailIsDir:
-		r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
-	case actFailUnwritable:
-		r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(ex.writeErr)))
-	case actFailImmutable:
-		r.fail(fmt.Sprintf("cannot remove %s: %s", quote(dst), errText(ex.writeErr)))
-	case actFailJustCreated:
-		r.fail(fmt.Sprintf("will not overwrite just-created %s with %s", quote(dst), quote(src)))
-	case actFailThroughLink:
-		r.fail(fmt.Sprintf("will not copy %s through just-created symlink %s", quote(src), quote(dst)))
-	case actFailNoneFail:
-		r.fail(fmt.Sprintf("not replacing %s", quote(dst)))
-	default:
-		if o.Backup == flags.BackupNone {
-			return ex, true
-		}
-		if a.backupIsSource(sst, d, name) {
-			r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(dst), quote(src)))
-			return ex, false
-		}
-		ex.backup = a.backupNameIn(d, name, dst)
+	}
+	if o.Backup == flags.BackupNone {
 		return ex, true
 	}
-	return ex, false
+	if backupIsSource(o, &j.e.st, j.p.dst, j.name) {
+		j.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(j.dst), quote(j.src)))
+		return ex, false
+	}
+	ex.backup = backupNameIn(o, j.p.dst, j.name, j.dst)
+	return ex, true
 }
 
 // debugSkipped is --debug's line for an existing DEST left alone (-n,
 // --update, a "no" to -i), as cp prints it.
-func (a *app) debugSkipped(r *record, dst string) {
-	if a.opts.Debug {
-		r.out(fmt.Sprintf("skipped %s", quote(dst)))
+func (j *job) debugSkipped() {
+	if j.a.opts.Debug {
+		j.r.out(fmt.Sprintf("skipped %s", quote(j.dst)))
 	}
 }
 

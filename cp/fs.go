@@ -142,12 +142,7 @@ func (d *dir) at(name string) string {
 // openat is openat(2), again after EINTR (a FIFO's open waiting for a
 // writer).
 func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags|unix.O_CLOEXEC, perm)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+	return sysx.Openat(dirfd, name, flags|unix.O_CLOEXEC, perm)
 }
 
 // names lists d's entries, in no particular order.

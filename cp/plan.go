@@ -82,7 +82,7 @@ func (a *app) makePlan() *plan {
 		// cp --force --backup f f: the backup is a copy of f, made
 		// without backups, and f stays as it is.
 		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
-			target = a.backupName(target)
+			target = backupName(o, target)
 			noBackup := *o
 			noBackup.Backup, noBackup.BackupSuffix = flags.BackupNone, ""
 			a.opts, o = &noBackup, &noBackup

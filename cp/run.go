@@ -22,7 +22,7 @@ var (
 	errText = output.ErrText
 )
 
-// app is one run of fastcp.
+// app is one run of fastcp: what every entry's copy shares.
 type app struct {
 	opts  *flags.Options
 	out   *output.Output
@@ -34,28 +34,16 @@ type app struct {
 	progress *output.Progress // nil: no progress bar
 	files    int              // regular files the plan will copy, for the bar
 
-	// work runs entry copies on -j workers; nil: in the walker itself.
-	work chan func()
-	wg   sync.WaitGroup
+	sched   scheduler
+	created *createdSet // with several SOURCEs: the entries this run made; else nil
+	links   linkRegistry
+	swaps   *swapFiles
 
 	// session holds the temporary files being written, for the signal
 	// handler, and what the sweep of leftovers found per directory.
 	session *durability.Session
 
 	noCkptOnce sync.Once // the warning that --resume cannot record checkpoints
-
-	swapOnce  sync.Once
-	swapFiles map[devIno]bool // the swap files in use (activeSwapFile)
-
-	linksMu sync.Mutex
-	links   map[devIno]*linkFirst // -a: the first copy of each multiply-linked inode
-
-	// With several SOURCEs: the entries this run made, and the copy that
-	// last claimed each DEST (schedule).
-	createdMu sync.Mutex
-	created   map[devIno]bool
-	claimMu   sync.Mutex
-	claims    map[claimKey]chan struct{}
 
 	bufferSize int // --buffer-size, bounded by maxBufferTotal across -j
 
@@ -67,7 +55,7 @@ type app struct {
 // stdin; its temporary files are registered with session, which the
 // signal handler interrupts. It reports whether anything failed.
 func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *durability.Session) (failed bool) {
-	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), links: make(map[devIno]*linkFirst), session: session}
+	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), session: session, swaps: newSwapFiles()}
 	a.seq.out = out
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))
@@ -77,7 +65,10 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	a.boundBuffers()
 	p := a.makePlan()
 	a.startProgress(p.total, a.files)
-	a.startWorkers()
+	if !opts.Interactive {
+		// -i asks in order: no workers.
+		a.sched.start(opts.Jobs)
+	}
 	a.copyAll(p)
 	a.finish()
 	if a.progress != nil {

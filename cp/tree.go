@@ -40,8 +40,8 @@ func (a *app) copyAll(p *plan) {
 	if len(p.ops) > 1 {
 		// Two SOURCEs can have the same DEST: cp refuses to overwrite
 		// what it just made.
-		a.created = make(map[devIno]bool)
-		a.claims = make(map[claimKey]chan struct{})
+		a.created = newCreatedSet()
+		a.sched.orderDests()
 	}
 	for _, op := range p.ops {
 		a.copyTop(op)
@@ -123,12 +123,13 @@ func (a *app) copyEntry(p *dirCopy, e *entry, name, src, dst string) {
 		return
 	}
 	st := &e.st
+	j := &job{a: a, p: p, e: e, name: name, src: src, dst: dst}
 	if isDir(st) {
 		if !a.opts.Recursive {
 			a.seq.emit(true, fmt.Sprintf("-r not specified; omitting directory %s", quote(src)))
 			return
 		}
-		a.copyDir(p, e, name, src, dst)
+		a.copyDir(j)
 		return
 	}
 	switch {
@@ -136,32 +137,24 @@ func (a *app) copyEntry(p *dirCopy, e *entry, name, src, dst string) {
 		// -l, -s: a link instead of a copy, whatever the type. A hard
 		// link to a symbolic link follows it when the walk did.
 		follow := !isSymlink(st)
-		a.schedule(p, name, func(r *record) { a.linkEntry(r, p, e, name, src, dst, follow) })
+		a.schedule(j, func() { j.linkEntry(follow) })
 	case isSymlink(st):
-		a.schedule(p, name, func(r *record) { a.copySymlink(r, p, e, name, src, dst) })
+		a.schedule(j, j.copySymlink)
 	case isRegular(st):
-		a.scheduleFile(p, e, name, src, dst)
+		a.scheduleFile(j)
 	case a.opts.Recursive && !a.opts.CopyContents:
 		// cp -R recreates FIFOs, devices and sockets rather than reading
 		// them (--copy-contents reads them).
-		a.schedule(p, name, func(r *record) { a.copySpecial(r, p, e, name, src, dst) })
+		a.schedule(j, j.copySpecial)
 	default:
 		// Without -r a FIFO or device SOURCE is read as data.
-		a.schedule(p, name, func(r *record) { a.copyFile(r, p, e, name, src, dst) })
+		a.schedule(j, func() { j.copyFile() })
 	}
-}
-
-// linkFirst is the first copy of a source inode with several links (-a).
-type linkFirst struct {
-	dir  *dir // held until the end of the run
-	name string
-	ok   bool
-	done chan struct{}
 }
 
 // scheduleFile copies a regular file, or with -a makes a further link to
 // the copy of an inode already copied in this run, as cp -a does.
-func (a *app) scheduleFile(p *dirCopy, e *entry, name, src, dst string) {
+func (a *app) scheduleFile(j *job) {
 	// The first copy of an inode counts as made when -u kept the DEST
 	// that is already there: the later names are linked to it, as cp
 	// does (replacing whatever they were, newer or not).
@@ -169,53 +162,45 @@ func (a *app) scheduleFile(p *dirCopy, e *entry, name, src, dst string) {
 	// links that are followed (-L; -H on the command line) may be met
 	// twice, as cp remembers.
 	o := a.opts
-	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && p.src == cwd
-	if !o.HardLinks || e.st.Nlink < 2 && !followed {
-		a.schedule(p, name, func(r *record) { a.copyFile(r, p, e, name, src, dst) })
+	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && j.top()
+	if !o.HardLinks || j.e.st.Nlink < 2 && !followed {
+		a.schedule(j, func() { j.copyFile() })
 		return
 	}
-	id := idOf(&e.st)
-	a.linksMu.Lock()
-	first, seen := a.links[id]
+	first, seen := a.links.first(idOf(&j.e.st), j.p.dst, j.name)
 	if !seen {
-		first = &linkFirst{dir: p.dst, name: name, done: make(chan struct{})}
-		p.dst.hold()
-		a.links[id] = first
-	}
-	a.linksMu.Unlock()
-	if !seen {
-		a.schedule(p, name, func(r *record) {
+		a.schedule(j, func() {
 			defer close(first.done)
-			first.ok = a.copyFile(r, p, e, name, src, dst)
+			first.ok = j.copyFile()
 		})
 		return
 	}
-	a.schedule(p, name, func(r *record) {
+	a.schedule(j, func() {
 		// The first copy was queued earlier, so it is running or done.
 		<-first.done
 		if first.ok {
-			a.makeHardLink(r, first, p, e, name, src, dst)
+			j.makeHardLink(first)
 		} else {
-			a.copyFile(r, p, e, name, src, dst)
+			j.copyFile()
 		}
 	})
 }
 
 // copyDir creates DEST (or merges into an existing directory) and copies
 // SOURCE's entries into it in name order.
-func (a *app) copyDir(p *dirCopy, e *entry, name, src, dst string) {
-	r := a.seq.open()
-	d, ok := a.openDirCopy(r, p, e, name, src, dst)
+func (a *app) copyDir(j *job) {
+	j.r = a.seq.open()
+	d, ok := j.openDirCopy()
 	if !ok {
-		a.seq.close(r)
+		a.seq.close(j.r)
 		return
 	}
-	p.pending.Add(1)
+	j.p.pending.Add(1)
 	d.pending.Store(1)
-	a.seq.close(r)
+	a.seq.close(j.r)
 	if d.src != nil {
-		for _, kid := range e.kids {
-			a.copyEntry(d, kid, kid.name, joinPath(src, kid.name), joinPath(dst, kid.name))
+		for _, kid := range j.e.kids {
+			a.copyEntry(d, kid, kid.name, joinPath(j.src, kid.name), joinPath(j.dst, kid.name))
 		}
 	}
 	a.finishScheduling(d)
@@ -223,7 +208,8 @@ func (a *app) copyDir(p *dirCopy, e *entry, name, src, dst string) {
 
 // openDirCopy opens SOURCE's directory again (checking that it still is
 // the one the walk listed) and creates or opens DEST's.
-func (a *app) openDirCopy(r *record, p *dirCopy, e *entry, name, src, dst string) (*dirCopy, bool) {
+func (j *job) openDirCopy() (*dirCopy, bool) {
+	r, p, e, src, dst := j.r, j.p, j.e, j.src, j.dst
 	if e.cyclic {
 		// A symbolic link (-L, -H) or a bind mount leading back up.
 		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
@@ -231,7 +217,7 @@ func (a *app) openDirCopy(r *record, p *dirCopy, e *entry, name, src, dst string
 	}
 	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p}
 	if e.listErr == nil {
-		sd, sst, err := p.src.openDir(e.name, a.follows(p.src == cwd))
+		sd, sst, err := p.src.openDir(e.name, j.a.follows(j.top()))
 		if err == nil && idOf(&sst) != idOf(&e.st) {
 			sd.release()
 			r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(src)))
@@ -242,7 +228,7 @@ func (a *app) openDirCopy(r *record, p *dirCopy, e *entry, name, src, dst string
 		}
 		d.src = sd
 	}
-	ok := a.openDestDir(r, p, d, name)
+	ok := j.openDestDir(d)
 	if ok && e.listErr != nil {
 		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(e.listErr)))
 	}
@@ -254,8 +240,8 @@ func (a *app) openDirCopy(r *record, p *dirCopy, e *entry, name, src, dst string
 
 // openDestDir creates DEST's directory, or opens an existing one to merge
 // into.
-func (a *app) openDestDir(r *record, p *dirCopy, d *dirCopy, name string) bool {
-	src, dst := d.srcPath, d.dstPath
+func (j *job) openDestDir(d *dirCopy) bool {
+	a, r, p, name, src, dst := j.a, j.r, j.p, j.name, j.src, j.dst
 	// Not followed, as cp: a symbolic link in DEST's tree, even to a
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
@@ -397,102 +383,27 @@ func clearUnfinished(fd int) {
 	_ = ignoringEINTR(func() error { return unix.Fremovexattr(fd, unfinishedXattr) })
 }
 
-// claimKey is a DEST entry: its directory and its name.
-type claimKey struct {
-	dir  devIno
-	name string
-}
-
-// schedule runs an entry's copy into p, on a worker with -j. Copies to
-// the same DEST run in the order of the command line, each after the one
-// before it is done, so -j decides nothing that -j 1 would not.
-func (a *app) schedule(p *dirCopy, name string, f func(r *record)) {
-	r := a.seq.open()
-	p.pending.Add(1)
-	prev, mine, key := a.claim(p.dst, name)
-	run := func() {
+// schedule runs an entry's copy (f, on j) into j.p, on a worker with -j.
+// Copies to the same DEST run in the order of the command line, each after
+// the one before it is done, so -j decides nothing that -j 1 would not.
+func (a *app) schedule(j *job, f func()) {
+	j.r = a.seq.open()
+	j.p.pending.Add(1)
+	prev, claimed := a.sched.claim(j.p.dst, j.name)
+	a.sched.run(func() {
 		if prev != nil {
 			<-prev
 		}
-		f(r)
-		if mine != nil {
-			close(mine)
-			a.claimMu.Lock()
-			if a.claims[key] == mine {
-				delete(a.claims, key)
-			}
-			a.claimMu.Unlock()
-		}
-		a.seq.close(r)
-		p.done(a)
-	}
-	if a.work == nil {
-		run()
-		return
-	}
-	a.work <- run
-}
-
-// claim takes DEST name in d for the next copy (with several SOURCEs):
-// prev, when not nil, is closed once the copy before it is done.
-func (a *app) claim(d *dir, name string) (prev, mine chan struct{}, key claimKey) {
-	if a.claims == nil || d.err != nil {
-		return nil, nil, key
-	}
-	key = claimKey{d.id(), name}
-	mine = make(chan struct{})
-	a.claimMu.Lock()
-	prev = a.claims[key]
-	a.claims[key] = mine
-	a.claimMu.Unlock()
-	return prev, mine, key
-}
-
-// noteCreated remembers an entry this run made, with several SOURCEs.
-func (a *app) noteCreated(id devIno) {
-	if a.created == nil {
-		return
-	}
-	a.createdMu.Lock()
-	a.created[id] = true
-	a.createdMu.Unlock()
-}
-
-func (a *app) wasCreated(id devIno) bool {
-	if a.created == nil {
-		return false
-	}
-	a.createdMu.Lock()
-	defer a.createdMu.Unlock()
-	return a.created[id]
-}
-
-// startWorkers starts -j workers (none for -j 1, or when prompting).
-func (a *app) startWorkers() {
-	n := a.opts.Jobs
-	if n <= 1 || a.opts.Interactive {
-		return
-	}
-	a.work = make(chan func(), 4*n)
-	for i := 0; i < n; i++ {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			for f := range a.work {
-				f()
-			}
-		}()
-	}
+		f()
+		claimed()
+		a.seq.close(j.r)
+		j.p.done(a)
+	})
 }
 
 // finish waits for the workers, then lets go of what -a's links held.
 func (a *app) finish() {
-	if a.work != nil {
-		close(a.work)
-		a.wg.Wait()
-	}
-	for _, l := range a.links {
-		l.dir.release()
-	}
+	a.sched.wait()
+	a.links.release()
 	a.finishParents()
 }

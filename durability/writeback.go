@@ -10,8 +10,9 @@ import (
 
 // Pipelined writeback. Left alone, the kernel starts writing a file's dirty
 // pages back only when they are dirty_expire_centisecs old or the dirty
-// pages pass dirty_background_ratio (a share of memory), so `cp && sync` first fills the page cache at memory speed and
-// only then writes everything at device speed: the two phases add up. With
+// pages pass dirty_background_ratio (a share of memory), so `cp && sync`
+// first fills the page cache at memory speed and only then writes
+// everything at device speed: the two phases add up. With
 // sync_file_range(SYNC_FILE_RANGE_WRITE) on each window just written the
 // device is busy from the first window on, and the final fdatasync finds at
 // most a few windows still in flight: the copy takes about as long as the

@@ -236,10 +236,10 @@ func TestUserFileWithTempName(t *testing.T) {
 }
 
 // TestSetIDBitsAfterReplace: a copy over a set-ID file keeps the set-ID
-// bits only where cp, which writes into DEST, keeps them: an unprivileged user's copy drops them as the kernel drops
-// them on a write; root's keeps them; with -p the source's bits are kept
-// where cp -p keeps them. Each case runs fastcp and cp on the same fixture
-// and compares the modes.
+// bits only where cp, which writes into DEST, keeps them: an unprivileged
+// user's copy drops them as the kernel drops them on a write; root's keeps
+// them; with -p the source's bits are kept where cp -p keeps them. Each
+// case runs fastcp and cp on the same fixture and compares the modes.
 func TestSetIDBitsAfterReplace(t *testing.T) {
 	t.Parallel()
 	scratch, bin := ccUserScratch(t)

@@ -31,8 +31,8 @@ func TestBackupName(t *testing.T) {
 		{flags.BackupNumbered, "g", "g.~1~"},
 		{flags.BackupNumbered, "g/", "g.~1~"},
 	} {
-		a := &app{opts: &flags.Options{Backup: tt.mode, BackupSuffix: ".orig"}}
-		if got := a.backupName(filepath.Join(dir, tt.dst)); got != filepath.Join(dir, tt.want) {
+		o := &flags.Options{Backup: tt.mode, BackupSuffix: ".orig"}
+		if got := backupName(o, filepath.Join(dir, tt.dst)); got != filepath.Join(dir, tt.want) {
 			t.Errorf("backup of %s (%v) = %s, want %s", tt.dst, tt.mode, got, tt.want)
 		}
 	}
@@ -53,7 +53,7 @@ func TestMakeBackup(t *testing.T) {
 	}
 	d := newDir(fd, dir)
 	defer d.release()
-	undo, err := ap.makeBackup(&record{}, d, "d", bak)
+	undo, err := (&job{a: ap, r: &record{}}).makeBackup(d, "d", bak)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,10 @@ func TestMakeBackupFollowsTheDirectoryFd(t *testing.T) {
 	os.Mkdir(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "d"), []byte("other"), 0o640)
 	ap := &app{opts: &flags.Options{Backup: flags.BackupSimple, BackupSuffix: "~"}, session: durability.NewSession()}
-	if got := ap.backupNameIn(d, "d", filepath.Join(dir, "d")); got != filepath.Join(dir, "d~") {
+	if got := backupNameIn(ap.opts, d, "d", filepath.Join(dir, "d")); got != filepath.Join(dir, "d~") {
 		t.Fatalf("backup name %s", got)
 	}
-	if _, err := ap.makeBackup(&record{}, d, "d", filepath.Join(dir, "d~")); err != nil {
+	if _, err := (&job{a: ap, r: &record{}}).makeBackup(d, "d", filepath.Join(dir, "d~")); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(moved, "d~")); err != nil || string(b) != "old" {

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+
+package cp
+
+// Entries that are made rather than written: symbolic links, FIFOs, device
+// nodes and sockets, and -a's further hard links to a copied inode. Each
+// is made under a temporary name in DEST's directory and renamed over DEST.
+
+import (
+	"errors"
+	"fmt"
+
+	"fastcp/durability"
+	"fastcp/output"
+
+	"golang.org/x/sys/unix"
+)
+
+// copySymlink copies a symbolic link as a link (-P, -r, -a): a new link
+// with the same target, put in place over DEST in one rename.
+func (j *job) copySymlink() {
+	p, e := j.p, j.e
+	link, err := readlinkat(p.src.fd, e.name)
+	if err != nil {
+		if _, ok := j.checkDest(false); ok {
+			j.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
+		}
+		return
+	}
+	j.makeEntry(newEntry{what: "cannot create symbolic link", update: j.a.opts.Update,
+		create: func(ent durability.Entry) error {
+			return unix.Symlinkat(link, ent.Dir, ent.Name)
+		},
+		finish: j.preserveEntry(p.src.at(e.name), true)})
+}
+
+// copySpecial recreates a FIFO, device node or socket (-r, -a).
+func (j *job) copySpecial() {
+	st := &j.e.st
+	what := "cannot create fifo"
+	if m := st.Mode & unix.S_IFMT; m == unix.S_IFCHR || m == unix.S_IFBLK {
+		what = "cannot create special file"
+	}
+	mode := st.Mode & (unix.S_IFMT | 0o777)
+	if j.a.opts.NoPreserveMode {
+		mode = st.Mode&unix.S_IFMT | 0o666
+	}
+	j.makeEntry(newEntry{what: what, update: j.a.opts.Update,
+		create: func(ent durability.Entry) error {
+			// mknod applies the umask, as creating a file does.
+			return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))
+		},
+		finish: j.preserveEntry(j.p.src.at(j.e.name), false)})
+}
+
+// makeHardLink links DEST to the copy already made of the same source inode.
+func (j *job) makeHardLink(first *linkFirst) {
+	fst, err := first.dir.stat(first.name, false)
+	if err != nil {
+		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.join(first.name)), errText(err)))
+		return
+	}
+	if dst0, err := j.p.dst.stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
+		return // DEST already is that link (cp -a a a, or a linked tree)
+	}
+	linked := *j.e
+	linked.st = fst // DEST the first copy itself is "the same file"
+	lj := *j
+	lj.e = &linked
+	// A further name of an inode already copied is linked whatever -u
+	// says, as with cp.
+	lj.makeEntry(newEntry{what: "cannot create hard link", create: func(ent durability.Entry) error {
+		return unix.Linkat(first.dir.fd, first.name, ent.Dir, ent.Name, 0)
+	}})
+}
+
+// newEntry is how makeEntry makes an entry: create makes it under a
+// temporary name, finish (if not nil) gives it its attributes; what names
+// the failure as cp does ("cannot create symbolic link"); update is -u.
+type newEntry struct {
+	what           string
+	update         bool
+	create, finish func(durability.Entry) error
+}
+
+// makeEntry puts a new entry (n) over DEST, once cp's rules allow it.
+func (j *job) makeEntry(n newEntry) {
+	o, p, dst := j.a.opts, j.p, j.dst
+	ex, ok := j.checkDestUpdate(false, n.update)
+	if !ok {
+		return
+	}
+	if o.AttributesOnly && isSymlink(&j.e.st) && ex.st != nil && !o.RemoveDestination && ex.backup == "" {
+		// cp --attributes-only does not replace a DEST by a link.
+		j.fail(fmt.Sprintf("%s %s: %s", n.what, quote(dst), errText(unix.EEXIST)))
+		return
+	}
+	if o.Verbose {
+		j.r.out(copyingLine(j.src, dst, ex.backup))
+	}
+	if p.dst.err != nil {
+		j.fail(output.EntryError(n.what, dst, p.dst.err))
+		return
+	}
+	undo, ok := j.backupStep(&ex)
+	if !ok {
+		return
+	}
+	if err := j.replaceEntry(p.dst, j.name, dst, n.create, n.finish); err != nil {
+		undo()
+		if becameDir(err, p.dst, j.name) {
+			j.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		} else {
+			j.fail(output.EntryError(n.what, dst, err))
+		}
+		return
+	}
+	p.dirSync.Added()
+	if j.a.created != nil {
+		if st, err := p.dst.stat(j.name, false); err == nil {
+			j.a.created.note(idOf(&st))
+		}
+	}
+}
+
+// preserveEntry is Replace's finish for a new symbolic link or special
+// file: the attributes -p/--preserve ask for (from the source at srcPath),
+// or nothing.
+func (j *job) preserveEntry(srcPath string, link bool) func(durability.Entry) error {
+	if !j.a.opts.Preserve.Any() {
+		return nil
+	}
+	st, dst := &j.e.st, j.dst
+	return func(e durability.Entry) error {
+		return j.a.preserve(target{fd: -1, path: procPath(e.Dir, e.Name), link: link}, st, -1, srcPath, dst)
+	}
+}
+
+// reportLeftovers says what the sweep found when the first temporary name
+// for dst was taken: by a leftover of an interrupted copy, by a copy to
+// the same DEST still running, or by a file of someone else's.
+func (j *job) reportLeftovers(dst string, left []durability.Leftover) {
+	for _, l := range left {
+		shown := l.Path
+		switch {
+		case l.Removed:
+			if j.a.opts.Verbose {
+				j.r.out(fmt.Sprintf("removed %s", quote(shown)))
+			}
+		case l.Refused != "":
+			j.r.warn(fmt.Sprintf("leaving %s alone: %s", quote(shown), l.Refused))
+		case l.Unmarked:
+			j.r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(shown)))
+		default:
+			j.r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s; remove it if no copy to %s is running",
+				quote(shown), quote(dst), quote(dst)))
+		}
+	}
+}
+
+// replaceEntry puts a link, FIFO or device node at name in d (dst as
+// messages name it) with durability.ReplaceAt, and reports the leftovers
+// a taken first temporary name made it sweep. In the current directory
+// name may be a path, and durability.Replace opens its directory.
+func (j *job) replaceEntry(d *dir, name, dst string, create, finish func(durability.Entry) error) error {
+	var left []durability.Leftover
+	var err error
+	if d.fd == unix.AT_FDCWD {
+		left, err = durability.Replace(j.a.session, name, create, finish)
+	} else {
+		left, err = durability.ReplaceAt(j.a.session, d.fd, d.path, name, create, finish)
+	}
+	j.reportLeftovers(dst, left)
+	return err
+}
+
+// becameDir reports whether err is a rename that failed because DEST
+// (name in d) became a directory after it was looked at: the kernel says
+// EISDIR, or EEXIST or ENOTEMPTY for a directory with entries.
+func becameDir(err error, d *dir, name string) bool {
+	var de *durability.Error
+	if !errors.As(err, &de) || de.Op != durability.OpRename && de.Op != durability.OpCreate ||
+		!(errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
+		return false
+	}
+	st, serr := d.stat(name, false)
+	return serr == nil && isDir(&st)
+}
+
+// readlinkat reads the symbolic link name in dirfd.
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 4 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+
+package cp
+
+// Links instead of copies: -l (hard links) and -s (symbolic links).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fastcp/durability"
+
+	"golang.org/x/sys/unix"
+)
+
+// linkEntry makes DEST a hard link (-l) or a symbolic link (-s) to SOURCE
+// instead of a copy. follow says whether a symbolic link SOURCE is
+// followed for a hard link.
+func (j *job) linkEntry(follow bool) {
+	o, p, e, src, dst := j.a.opts, j.p, j.e, j.src, j.dst
+	ex, ok := j.checkDest(false)
+	if !ok {
+		return
+	}
+	what := "cannot create hard link"
+	if o.Symlink {
+		what = "cannot create symbolic link"
+		if !filepath.IsAbs(src) && !inCurrentDir(dst) {
+			j.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
+			return
+		}
+	}
+	fail := func(err error) {
+		j.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
+	}
+	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
+	// backup moves DEST away first.
+	if !o.Symlink && sourceThroughDest(src, j.from(), &e.st, j.to(), ex.st, ex.backup != "") {
+		fail(unix.ENOENT)
+		return
+	}
+	if o.Verbose {
+		j.r.out(copyingLine(src, dst, ex.backup))
+	}
+	linkFlags := 0
+	if follow {
+		linkFlags = unix.AT_SYMLINK_FOLLOW
+	}
+	makeLink := func(dfd int, name string) error {
+		if o.Symlink {
+			return unix.Symlinkat(src, dfd, name)
+		}
+		return unix.Linkat(p.src.fd, e.name, dfd, name, linkFlags)
+	}
+	if p.dst.err != nil {
+		fail(unwrapPath(p.dst.err))
+		return
+	}
+	base := strings.TrimRight(j.name, "/")
+	if ex.st == nil || !(unlinksFirst(o, &e.st, ex.st) || ex.backup != "") {
+		// A DEST that exists is an error (EEXIST), as with cp.
+		if err := makeLink(p.dst.fd, base); err != nil {
+			fail(err)
+			return
+		}
+		p.dirSync.Added()
+		return
+	}
+	undo, ok := j.backupStep(&ex)
+	if !ok {
+		return
+	}
+	// The link is made under a temporary name and renamed over DEST.
+	err := j.replaceEntry(p.dst, base, dst, func(ent durability.Entry) error {
+		return makeLink(ent.Dir, ent.Name)
+	}, nil)
+	if err != nil {
+		undo()
+		fail(unwrapPath(err))
+		return
+	}
+	p.dirSync.Added()
+}
+
+// quotef is gnulib's quotef: the name as it is when it needs no quoting
+// for a shell, else quoted.
+func quotef(name string) string {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("%+,-./:=@_^", c)) {
+			return quote(name)
+		}
+	}
+	if name == "" {
+		return quote(name)
+	}
+	return name
+}
+
+// unwrapPath is the errno inside a *os.PathError.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// inCurrentDir reports whether dst's directory is the current one (cp -s
+// makes relative links only there).
+func inCurrentDir(dst string) bool {
+	dir := filepath.Dir(strings.TrimRight(dst, "/"))
+	if dir == "." {
+		return true
+	}
+	d, err1 := os.Stat(dir)
+	dot, err2 := os.Stat(".")
+	return err1 == nil && err2 == nil && os.SameFile(d, dot)
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+
+package cp
+
+// --parents: the source's parent directories made under the target.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fastcp/durability"
+	"fastcp/flags"
+
+	"golang.org/x/sys/unix"
+)
+
+// CheckUsage finds the usage errors that depend on the file system:
+// --parents needs a directory to copy into.
+func CheckUsage(o *flags.Options) *flags.UsageError {
+	if !o.Parents || o.TargetDir != "" || o.Benchmark {
+		return nil
+	}
+	last := o.Operands[len(o.Operands)-1]
+	if fi, err := os.Stat(last); o.NoTargetDir || err != nil || !fi.IsDir() {
+		return &flags.UsageError{Msg: "with --parents, the destination must be a directory"}
+	}
+	return nil
+}
+
+// parentsDest makes the directories --parents puts above SOURCE under
+// target (target/a and target/a/b for a/b/f), and returns DEST. Each one
+// is looked at and made in the one above it, which the walk holds open.
+func (a *app) parentsDest(src, target string) (string, bool) {
+	rel := strings.TrimLeft(src, "/")
+	dst := joinPath(target, rel)
+	comps := strings.Split(strings.TrimRight(rel, "/"), "/")
+	srcDir, dstDir := "", strings.TrimRight(target, "/")
+	if strings.HasPrefix(src, "/") {
+		srcDir = "/"
+	}
+	top := dstDir
+	if top == "" {
+		top = "/"
+	}
+	cur := openOperandDir(top)
+	defer func() { cur.release() }()
+	for _, c := range comps[:len(comps)-1] {
+		if c == "" {
+			continue
+		}
+		if srcDir == "" || srcDir == "/" {
+			srcDir += c
+		} else {
+			srcDir += "/" + c
+		}
+		dstDir += "/" + c
+		r := a.seq.open()
+		next, ok := a.parentDir(r, srcDir, cur, c, dstDir)
+		a.seq.close(r)
+		if !ok {
+			return "", false
+		}
+		cur.release()
+		cur = next
+	}
+	return dst, true
+}
+
+// openDirIn opens the directory name in d (following a symbolic link only
+// when follow), O_PATH when it cannot be read, as for an operand's DEST
+// directory.
+func openDirIn(d *dir, name, shown string, follow bool) (*dir, error) {
+	flags := unix.O_DIRECTORY
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_NOCTTY|flags, 0)
+	if err == unix.EACCES {
+		fd, err = openat(d.fd, name, unix.O_PATH|flags, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newDir(fd, shown), nil
+}
+
+// parentDir makes one directory of --parents, base in the directory in
+// (dstDir as messages name it), as a copy of srcDir whose attributes are
+// set at the end, like the directories of -r. It returns the directory,
+// open.
+func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) (*dir, bool) {
+	var sst unix.Stat_t
+	err := unix.Stat(srcDir, &sst)
+	if err == nil && !isDir(&sst) {
+		err = unix.ENOTDIR
+	}
+	if err != nil {
+		r.fail(fmt.Sprintf("failed to get attributes of %s: %s", quote(srcDir), errText(unwrapPath(err))))
+		return nil, false
+	}
+	// fstatat following, as cp's stat: a symlink to a directory in DEST
+	// will do.
+	st, err := in.stat(base, true)
+	switch {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		d, err := openDirIn(in, base, dstDir, true)
+		if err != nil {
+			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+			return nil, false
+		}
+		if a.opts.Preserve.Any() {
+			d.hold()
+			in.hold()
+			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in})
+		}
+		return d, true
+	case err == nil:
+		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
+		return nil, false
+	case err != unix.ENOENT:
+		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
+		return nil, false
+	}
+	if err := in.mkdir(base); err != nil {
+		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
+		return nil, false
+	}
+	d, err := openDirIn(in, base, dstDir, false)
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+		return nil, false
+	}
+	a.session.DirCreated(d.fd)
+	d.hold()
+	in.hold()
+	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
+	if a.opts.Verbose {
+		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
+	}
+	return d, true
+}
+
+// parentDone is a directory --parents made or went through, whose
+// attributes are set once everything is copied: dir, held open, in the
+// directory in.
+type parentDone struct {
+	src, dst string
+	st       unix.Stat_t
+	created  bool
+	dir, in  *dir
+}
+
+// finishParents gives the directories of --parents their attributes,
+// deepest first, and reports a new one to durability (--sync).
+func (a *app) finishParents() {
+	for i := len(a.parentDirs) - 1; i >= 0; i-- {
+		d := a.parentDirs[i]
+		r := a.seq.open()
+		dc := &dirCopy{src: cwd, dst: d.dir, e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
+		if err := a.setDirAttrs(dc); err != nil {
+			r.fail(err.Error())
+		}
+		var in durability.DirSync
+		if d.created {
+			in.Added()
+		}
+		if err := in.Finished(a.opts.Sync, d.in.fd, false); err != nil {
+			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
+		}
+		d.dir.release()
+		d.in.release()
+		a.seq.close(r)
+	}
+}

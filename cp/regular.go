@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: MIT
+
+package cp
+
+// The copy of a file's data: a regular file, or a FIFO or device read as
+// data, into DEST. The steps: check DEST (checkDest), open SOURCE, open
+// DEST (a temporary file, the leftover --resume continues, or DEST itself),
+// transfer the bytes (copier), commit (attributes, backup, rename).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"fastcp/copier"
+	"fastcp/durability"
+	"fastcp/internal/sysx"
+	"fastcp/output"
+
+	"golang.org/x/sys/unix"
+)
+
+// copyData is the copy engine; a package variable so tests can make it fail.
+var copyData = copier.Copy
+
+// fileCopy is one copy of data in progress, from step to step.
+type fileCopy struct {
+	*job
+	ex     destInfo
+	srcF   *os.File
+	before unix.Stat_t // SOURCE as opened
+	// inPlace: DEST itself is written; pseudo: a regular DEST on /proc or
+	// /sys; special: an in-place DEST that is not a regular file (a
+	// device, a FIFO, a pseudo file); newFile: DEST gets a new file's mode.
+	inPlace, pseudo, special, newFile bool
+	resumable                         bool // --resume: checkpoints recorded, a leftover continued
+
+	dest       *durability.Destination
+	start      int64         // where the transfer starts (a resumed leftover's checkpoint)
+	reached    *atomic.Int64 // the transfer's progress, for the checkpoints
+	checkpoint func(int64) error
+	copied     int64 // bytes the transfer wrote
+}
+
+// copyFile copies the data of SOURCE to DEST: through a temporary file
+// renamed over DEST when DEST is or will be a regular file, in place for a
+// device or FIFO DEST or --inplace. It reports whether DEST now holds the
+// copy.
+func (j *job) copyFile() bool {
+	if j.a.progress != nil {
+		defer j.a.progress.FileDone()
+	}
+	ex, ok := j.checkDest(true)
+	if !ok {
+		return ex.kept
+	}
+	c := &fileCopy{job: j, ex: ex}
+	if !c.verifiable() {
+		return false
+	}
+	o := j.a.opts
+	// As cp: the -v line comes before the source is opened, so a file
+	// that then fails is named twice, by -v and by the error.
+	if o.Verbose {
+		j.r.out(copyingLine(j.src, j.dst, ex.backup))
+	}
+	removes := ex.backup != "" || ex.st != nil && unlinksFirst(o, &j.e.st, ex.st)
+	if sourceThroughDest(j.src, j.from(), &j.e.st, j.to(), ex.st, removes) {
+		j.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
+		return false
+	}
+	srcF, before, err := j.openSource()
+	if err != nil {
+		j.fail(err.Error())
+		return false
+	}
+	defer srcF.Close()
+	c.srcF, c.before = srcF, before
+	c.classify()
+	if o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || c.inPlace) {
+		// cp --attributes-only opens DEST without truncating it: its data
+		// stay, it gets the attributes asked for.
+		return j.attributesOnly(srcF, ex.path)
+	}
+	if !c.openDest() {
+		return false
+	}
+	defer c.dest.Abort()
+	res, err := c.transfer()
+	if o.Debug {
+		for _, l := range output.DebugLines(&res) {
+			j.r.out(l)
+		}
+	}
+	if err == nil && !o.AttributesOnly {
+		err = sourceChanged(srcF, &c.before, res.Size)
+	}
+	c.copied = res.Bytes
+	return c.commit(err)
+}
+
+// verifiable refuses, for --verify, what cannot be read again after the
+// copy: a stream SOURCE, or a device or FIFO DEST written in place.
+func (c *fileCopy) verifiable() bool {
+	if !c.a.opts.Verify {
+		return true
+	}
+	if msg := unverifiable(c.src, &c.e.st, "source"); msg != "" {
+		c.fail(msg)
+		return false
+	}
+	if c.ex.st != nil && !isRegular(c.ex.st) && c.ex.act == actInPlace {
+		if msg := unverifiable(c.dst, c.ex.st, "destination"); msg != "" {
+			c.fail(msg)
+			return false
+		}
+	}
+	return true
+}
+
+// classify says how DEST is written, from the rule's action.
+func (c *fileCopy) classify() {
+	ex := &c.ex
+	c.inPlace = ex.act == actInPlace
+	c.pseudo = ex.st != nil && isRegular(ex.st) && c.p.dst.pseudo()
+	c.special = c.inPlace && ex.st != nil && (!isRegular(ex.st) || c.pseudo)
+	c.newFile = ex.act == actNew || ex.act == actReplaceAsNew
+	c.resumable = c.a.opts.Resume && !c.inPlace && isRegular(&c.before)
+}
+
+// openDest opens DEST for writing with durability (continuing a leftover
+// with --resume), failing the entry as cp words it.
+func (c *fileCopy) openDest() bool {
+	ex, dst := &c.ex, c.dst
+	if c.p.dst.err != nil {
+		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.err)))
+		return false
+	}
+	if ex.st != nil && isRegular(ex.st) && !c.inPlace && c.a.swaps.active(ex.st) {
+		// The kernel refuses to rename over a swap file in use, but only
+		// after the whole copy was written; writing it in place fails at
+		// once with ETXTBSY, which is what cp reports.
+		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
+		return false
+	}
+	dopts := c.destOptions()
+	if c.resumable {
+		// --resume: continue the leftover of an interrupted copy, if
+		// there is one that may be, else start anew and record
+		// checkpoints.
+		c.reached = new(atomic.Int64)
+		if !c.continueCopy(dopts) {
+			return false
+		}
+	}
+	var err error
+	if c.dest == nil {
+		c.dest, err = createDest(*ex, dopts)
+	}
+	if err != nil {
+		if !c.inPlace && ex.st != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+			// DEST itself is writable (checked above), its directory is
+			// not: cp would write in place, the contract wants a
+			// temporary file there. Say why, and the way out.
+			c.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
+				quote(ex.shownDir), quote(dst), errText(err), quote(dst)))
+			return false
+		}
+		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+		return false
+	}
+	c.reportLeftovers(dst, c.dest.Leftovers())
+	c.startCheckpoints()
+	return true
+}
+
+// destOptions are durability's options for this copy.
+func (c *fileCopy) destOptions() durability.Options {
+	o := c.a.opts
+	return durability.Options{
+		InPlace:  c.inPlace,
+		Truncate: c.inPlace && !c.special,
+		Perm:     os.FileMode(c.e.st.Mode & 0o777),
+		Sync:     o.Sync,
+		NoCache:  o.NoCache,
+		Verify:   o.Verify,
+		Source:   c.srcF,
+		Session:  c.a.session,
+		Named:    c.resumable, // the record needs a name
+		New:      c.ex.absent,
+		FreshDir: c.p.made,
+	}
+}
+
+// startCheckpoints starts --resume's record on a new temporary file, and
+// takes its checkpoints when the file has one.
+func (c *fileCopy) startCheckpoints() {
+	if !c.resumable {
+		return
+	}
+	if !c.dest.Resumable() {
+		if err := c.dest.StartRecord(durability.IDOf(&c.before), c.reached); err != nil {
+			c.noCheckpoints(err)
+		}
+	}
+	if c.dest.Resumable() {
+		c.checkpoint = c.dest.Checkpoint
+	}
+}
+
+// transfer copies the bytes (copier), from c.start on.
+func (c *fileCopy) transfer() (copier.Result, error) {
+	o, dest, srcF, before := c.a.opts, c.dest, c.srcF, &c.before
+	destStat := dest.Stat
+	if c.pseudo && destStat != nil {
+		// A file of /proc or /sys takes its data as a stream, in
+		// write(2) calls, as cp writes it: it refuses pwrite (ESPIPE).
+		st := *destStat
+		st.Mode = st.Mode&^unix.S_IFMT | unix.S_IFCHR
+		destStat = &st
+	}
+	var counter copier.Counter
+	if c.a.progress != nil {
+		counter = c.a.progress
+		c.a.progress.Describe("copying " + quote(c.dst))
+	}
+	copyFn := copyData
+	if o.AttributesOnly {
+		copyFn = noData
+	}
+	return copyFn(dest.File, srcF, copier.Options{
+		Progress:   counter,
+		Strategy:   o.Strategy,
+		Reflink:    o.Reflink,
+		Sparse:     o.Sparse,
+		BufferSize: c.a.bufferSize,
+		Memo:       &c.a.memo,
+		SourceStat: before,
+		DestStat:   destStat,
+		Written:    dest.Written,
+		NoCache:    o.NoCache,
+		Flush:      o.Sync != durability.SyncNone || o.Verify,
+		SourceCached: func() (int64, error) {
+			return durability.CachedBytes(srcF, before.Size)
+		},
+		WrittenDirect: dest.WrittenDirect,
+		SyncWrites:    o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
+		Start:         c.start,
+		Checkpoint:    c.checkpoint,
+		Reached:       c.reached,
+	})
+}
+
+// commit puts the copy in place when the transfer succeeded (err nil):
+// the attributes, DEST's backup, the rename. It reports whether DEST now
+// holds the copy.
+func (c *fileCopy) commit(err error) bool {
+	o, dest, dst := c.a.opts, c.dest, c.dst
+	if err == nil && !dest.InPlace() {
+		err = c.setAttrs(dest, c.ex.path, c.srcF, c.ex.st, c.newFile)
+	}
+	if err == nil {
+		if c.a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
+			// Honest: the bytes are copied, the flush is what takes time now.
+			c.a.progress.Describe("flushing " + quote(dst))
+		}
+		undo, ok := c.backupStep(&c.ex)
+		if !ok {
+			dest.Abort()
+			return false
+		}
+		if err = dest.Commit(c.srcF); err != nil {
+			undo()
+		}
+	} else {
+		// A pipe whose reader left: the signal handler, which
+		// brokenPipe waits for, still finds DEST being written and
+		// names it as partial (a named FIFO).
+		brokenPipe(err)
+		dest.Abort()
+	}
+	if err != nil && becameDir(err, c.p.dst, c.name) {
+		c.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		return false
+	}
+	if err != nil {
+		brokenPipe(err)
+		c.fail(output.CopyError(c.src, dst, err, o.Reflink == copier.ReflinkAlways))
+		switch {
+		case dest.InPlace() && !c.special:
+			c.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
+		case dest.InPlace() && !c.pseudo && c.copied > 0:
+			// A device or FIFO DEST, written in place: what a failure
+			// leaves in it is part of the copy, as after a signal.
+			c.fail(fmt.Sprintf("%s was written in place and is now incomplete", quote(dst)))
+		}
+		return false
+	}
+	if dest.Stat != nil {
+		c.a.created.note(idOf(dest.Stat))
+	}
+	return true
+}
+
+// continueCopy finds the leftover of an interrupted copy to DEST that
+// --resume may continue: c.dest stays nil when there is none (the copy
+// starts anew); false when the entry failed.
+func (c *fileCopy) continueCopy(dopts durability.Options) bool {
+	ex, dst, before := &c.ex, c.dst, &c.before
+	var err error
+	if ex.in != nil && ex.in != cwd {
+		c.dest, c.start, err = durability.ContinueAt(ex.in.fd, ex.in.path, ex.name, durability.IDOf(before), dopts, c.reached)
+	} else {
+		c.dest, c.start, err = durability.Continue(ex.path, durability.IDOf(before), dopts, c.reached)
+	}
+	var live *durability.LiveError
+	var fresh *durability.FreshStart
+	switch {
+	case errors.As(err, &live):
+		c.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
+		return false
+	case errors.As(err, &fresh):
+		c.r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
+	}
+	switch {
+	case c.dest != nil && c.a.opts.Debug:
+		c.r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(c.dest.TempPath()), c.start, before.Size))
+	case c.dest != nil && c.a.opts.Verbose && c.start > 0:
+		c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+	}
+	return true
+}
+
+// createDest opens DEST (ex) for writing with durability: relative to the
+// directory the walk holds, or by ex.path for an operand in the current
+// directory or a symbolic link's target.
+func createDest(ex destInfo, o durability.Options) (*durability.Destination, error) {
+	if ex.in != nil && ex.in != cwd {
+		return durability.CreateAt(ex.in.fd, ex.in.path, ex.name, o)
+	}
+	return durability.Create(ex.path, o)
+}
+
+// openSource opens SOURCE for reading and checks that it is the file the
+// walk saw. Where the walk saw a regular file, the open does not follow a
+// symbolic link it did not mean to follow (O_NOFOLLOW: ELOOP, as cp says)
+// and does not wait (O_NONBLOCK, which changes nothing for a regular
+// file): an entry swapped for a FIFO or a device fails, it neither hangs
+// nor opens the device. A FIFO or device read as data is opened as cp
+// opens it, waiting for a FIFO's writer. os.Open would register the file
+// with the runtime poller (an epoll_ctl that fails for regular files and
+// four fcntl calls); the copier makes raw calls on the descriptor anyway,
+// so a plain openat(2) wrapped with os.NewFile costs one fcntl.
+func (j *job) openSource() (*os.File, unix.Stat_t, error) {
+	d, e := j.p.src, j.e
+	src := d.join(e.name)
+	var st unix.Stat_t
+	flags := unix.O_RDONLY | unix.O_NOCTTY
+	if !j.a.follows(j.top()) {
+		flags |= unix.O_NOFOLLOW
+	}
+	if isRegular(&e.st) {
+		flags |= unix.O_NONBLOCK
+	}
+	fd, err := openat(d.fd, e.name, flags, 0)
+	if err != nil {
+		return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+	}
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
+		unix.Close(fd)
+		return nil, st, fmt.Errorf("cannot fstat %s: %s", quote(src), errText(err))
+	}
+	if idOf(&st) != idOf(&e.st) {
+		unix.Close(fd)
+		return nil, st, fmt.Errorf("skipping file %s, as it was replaced while being copied", quote(src))
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		// The file the walk saw: blocking again, so that os.NewFile does
+		// not hand it to the runtime poller (an epoll_ctl that fails for
+		// a regular file, and the poller's setup for the first one).
+		// O_NONBLOCK is the only flag F_SETFL changes that the open set,
+		// so F_SETFL 0 clears it in one call.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+			unix.Close(fd)
+			return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+		}
+	}
+	f := os.NewFile(uintptr(fd), src)
+	return f, st, nil
+}
+
+// completeCopy reports whether dst, an existing DEST, counts as a complete
+// copy of the source src for -r --resume: a regular file of the source's
+// size, and when timestamps are preserved (-a, -p), of its mtime to the
+// nanosecond. (A DEST of that size with other bytes counts too: --resume
+// trusts what an earlier run of the same copy left.)
+func completeCopy(src, dst *unix.Stat_t, mtime bool) bool {
+	if dst == nil || !isRegular(dst) || !isRegular(src) || dst.Size != src.Size {
+		return false
+	}
+	return !mtime || dst.Mtim == src.Mtim
+}
+
+// noCheckpoints warns, once per run, that a copy with --resume records no
+// checkpoints: an interrupted one will start over.
+func (j *job) noCheckpoints(err error) {
+	j.a.noCkptOnce.Do(func() {
+		why := err.Error()
+		if errors.Is(err, durability.ErrNoXattrs) {
+			why = "its filesystem takes no user extended attributes"
+		}
+		j.r.warn(fmt.Sprintf("--resume records no checkpoints for %s: %s; an interrupted copy will start over", quote(j.dst), why))
+	})
+}
+
+// sourceChanged checks that the source still is what was copied: the same
+// size as the bytes read and the same modification time as before. A file
+// that grew, shrank or was rewritten meanwhile would leave a mix of old and
+// new data, so the copy is not put in place. Files in /proc and /sys have
+// no meaningful size or time and are not checked.
+func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
+	if before.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	var after unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(int(f.Fd()), &after) }); err != nil {
+		return nil
+	}
+	if after.Size == copied && before.Size == copied && after.Mtim == before.Mtim {
+		return nil
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &fs) == nil && pseudoFS(int64(fs.Type)) {
+		return nil
+	}
+	switch {
+	case after.Size != before.Size || copied != before.Size:
+		return &output.SourceChanged{What: fmt.Sprintf("changed size while being copied (%d bytes before, %d copied, %d now)", before.Size, copied, after.Size)}
+	default:
+		return &output.SourceChanged{What: "was modified while being copied"}
+	}
+}
+
+// pseudoFS reports whether the filesystem of magic number fsType has files
+// whose sizes and times say nothing about their contents. (A switch, not a
+// map: nothing to build at every start.)
+func pseudoFS(fsType int64) bool {
+	switch fsType {
+	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC,
+		unix.TRACEFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
+		unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.EFIVARFS_MAGIC:
+		return true
+	}
+	return false
+}
+
+// unverifiable explains why --verify cannot check a file of st's type, or
+// returns "" when it can (regular files and block devices).
+func unverifiable(name string, st *unix.Stat_t, side string) string {
+	kind := ""
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFBLK:
+		return ""
+	case unix.S_IFIFO:
+		kind = "a fifo"
+	case unix.S_IFCHR:
+		kind = "a character special file"
+	case unix.S_IFSOCK:
+		kind = "a socket"
+	default:
+		kind = "not a regular file"
+	}
+	return fmt.Sprintf("cannot verify %s: the %s is %s, which cannot be read again; copy it without --verify", quote(name), side, kind)
+}
+
+// noData is the copy engine of --attributes-only: it copies nothing.
+func noData(dst, src *os.File, o copier.Options) (copier.Result, error) {
+	return copier.Result{}, nil
+}
+
+// attributesOnly gives an existing regular DEST (at path) the attributes
+// asked for and leaves its data (--attributes-only): cp opens it without
+// O_TRUNC and writes nothing.
+func (j *job) attributesOnly(srcF *os.File, path string) bool {
+	// path is DEST, or the file a symlink DEST leads to, in its directory
+	// (dir.at): not a link that replaced it since.
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		j.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(err)))
+		return false
+	}
+	defer unix.Close(fd)
+	if j.a.opts.Preserve.Any() {
+		if err := j.a.preserve(target{fd: fd}, &j.e.st, int(srcF.Fd()), "", j.dst); err != nil {
+			j.fail(err.Error())
+			return false
+		}
+	}
+	return true
+}
+
+// readFileRaw is os.ReadFile without the runtime poller (openNoPoller).
+func readFileRaw(path string) ([]byte, error) {
+	f, err := openNoPoller(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// openNoPoller opens path read-only (with flags added) without the runtime
+// poller (sysx.Open): os.Open would register a directory or a /proc file
+// with it, and set it up for nothing.
+func openNoPoller(path string, flags int) (*os.File, error) {
+	return sysx.Open(path, unix.O_RDONLY|flags, 0)
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+
+package cp
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// The state the -j workers share, each piece in its own small type with its
+// own lock.
+
+// scheduler runs entry copies, on -j workers or (work nil) in the walker
+// itself, and orders the copies to one DEST (claims).
+type scheduler struct {
+	work chan func()
+	wg   sync.WaitGroup
+
+	// With several SOURCEs: the copy that last claimed each DEST.
+	mu     sync.Mutex
+	claims map[claimKey]chan struct{}
+}
+
+// claimKey is a DEST entry: its directory and its name.
+type claimKey struct {
+	dir  devIno
+	name string
+}
+
+// start starts n workers (none for n <= 1).
+func (s *scheduler) start(n int) {
+	if n <= 1 {
+		return
+	}
+	s.work = make(chan func(), 4*n)
+	for i := 0; i < n; i++ {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for f := range s.work {
+				f()
+			}
+		}()
+	}
+}
+
+// run runs f on a worker, or at once without workers.
+func (s *scheduler) run(f func()) {
+	if s.work == nil {
+		f()
+		return
+	}
+	s.work <- f
+}
+
+// wait waits for the workers to finish everything run gave them.
+func (s *scheduler) wait() {
+	if s.work != nil {
+		close(s.work)
+		s.wg.Wait()
+	}
+}
+
+// orderDests makes claim order the copies to one DEST (several SOURCEs).
+func (s *scheduler) orderDests() { s.claims = make(map[claimKey]chan struct{}) }
+
+// claim takes DEST name in d for the next copy (with several SOURCEs):
+// prev, when not nil, is closed once the copy before it is done; done
+// is called when this copy is.
+func (s *scheduler) claim(d *dir, name string) (prev <-chan struct{}, done func()) {
+	if s.claims == nil || d.err != nil {
+		return nil, func() {}
+	}
+	key := claimKey{d.id(), name}
+	mine := make(chan struct{})
+	s.mu.Lock()
+	prev = s.claims[key]
+	s.claims[key] = mine
+	s.mu.Unlock()
+	return prev, func() {
+		close(mine)
+		s.mu.Lock()
+		if s.claims[key] == mine {
+			delete(s.claims, key)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// createdSet is the set of entries this run made, with several SOURCEs
+// (a nil set remembers nothing): cp refuses to overwrite what it just made.
+type createdSet struct {
+	mu sync.Mutex
+	m  map[devIno]bool
+}
+
+func newCreatedSet() *createdSet { return &createdSet{m: make(map[devIno]bool)} }
+
+// note remembers an entry this run made.
+func (c *createdSet) note(id devIno) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.m[id] = true
+	c.mu.Unlock()
+}
+
+// has reports whether this run made the entry id.
+func (c *createdSet) has(id devIno) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id]
+}
+
+// linkRegistry is -a's record of the first copy of each multiply-linked
+// source inode, to which its further names are linked.
+type linkRegistry struct {
+	mu sync.Mutex
+	m  map[devIno]*linkFirst
+}
+
+// linkFirst is the first copy of a source inode with several links (-a).
+type linkFirst struct {
+	dir  *dir // held until the end of the run
+	name string
+	ok   bool
+	done chan struct{}
+}
+
+// first returns the first copy of inode id, registering name in d as it
+// when there is none yet (seen false).
+func (l *linkRegistry) first(id devIno, d *dir, name string) (first *linkFirst, seen bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if first, seen = l.m[id]; seen {
+		return first, true
+	}
+	if l.m == nil {
+		l.m = make(map[devIno]*linkFirst)
+	}
+	first = &linkFirst{dir: d, name: name, done: make(chan struct{})}
+	d.hold()
+	l.m[id] = first
+	return first, false
+}
+
+// release lets go of the directories the first copies are in.
+func (l *linkRegistry) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.m {
+		f.dir.release()
+	}
+}
+
+// swapFiles is the set of swap files in use, read from /proc/swaps once
+// per run, and only when an existing regular DEST is replaced.
+type swapFiles struct {
+	read func() map[devIno]bool
+}
+
+func newSwapFiles() *swapFiles { return &swapFiles{read: sync.OnceValue(readSwapFiles)} }
+
+// active reports whether st is a swap file in use.
+func (s *swapFiles) active(st *unix.Stat_t) bool { return s.read()[idOf(st)] }
+
+// readSwapFiles returns the device and inode numbers of the swap files in
+// use. /proc/swaps names one per line after a header, with blanks and
+// backslashes in the name escaped as octal (\040).
+func readSwapFiles() map[devIno]bool {
+	b, err := readFileRaw("/proc/swaps")
+	if err != nil {
+		return nil
+	}
+	var m map[devIno]bool
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1] != "file" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(unescapeOctal(f[0]), &st) != nil {
+			continue
+		}
+		if m == nil {
+			m = make(map[devIno]bool)
+		}
+		m[idOf(&st)] = true
+	}
+	return m
+}
+
+// unescapeOctal undoes the \NNN escapes of /proc files.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
