@@ -125,6 +125,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"io"
 	"math"
@@ -694,7 +695,7 @@ func (b *bench) durableCopy(spec rowSpec, src *os.File) (sample, error) {
 	runtime.LockOSThread()
 	c0 := threadCPU()
 	t0 := time.Now()
-	dest, err := durability.Create(b.dstPath, durability.Options{Sync: spec.sync})
+	dest, err := durability.Create(fsdir.Cwd, b.dstPath, durability.Options{Sync: spec.sync})
 	if err == nil {
 		s.flags = openFlags(dest.File)
 		opts.Written = dest.Written

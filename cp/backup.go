@@ -6,6 +6,7 @@ package cp
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,11 +42,11 @@ func dirOf(path string) (fd int, base string, err error) {
 func backupName(o *flags.Options, dst string) string {
 	fd, base, err := dirOf(dst)
 	if err != nil {
-		d := &dir{fd: -1, err: err}
+		d := fsdir.Failed("", err)
 		return backupNameIn(o, d, base, dst)
 	}
-	d := newDir(fd, filepath.Dir(strings.TrimRight(dst, "/")))
-	defer d.release()
+	d := fsdir.New(fd, filepath.Dir(strings.TrimRight(dst, "/")))
+	defer d.Release()
 	return backupNameIn(o, d, base, dst)
 }
 
@@ -71,8 +72,8 @@ func backupNameIn(o *flags.Options, d *dir, name, dst string) string {
 func highestBackup(d *dir, base string) int {
 	highest := 0
 	var names []string
-	if d.err == nil {
-		names, _ = d.names()
+	if d.Err() == nil {
+		names, _ = d.Names()
 	}
 	for _, n := range names {
 		num, ok := strings.CutPrefix(n, base+".~")
@@ -97,7 +98,7 @@ func backupIsSource(o *flags.Options, sst *unix.Stat_t, d *dir, name string) boo
 	if o.Backup == flags.BackupNumbered {
 		return false
 	}
-	st, err := d.stat(strings.TrimRight(name, "/")+o.BackupSuffix, false)
+	st, err := d.Stat(strings.TrimRight(name, "/")+o.BackupSuffix, false)
 	return err == nil && idOf(&st) == idOf(sst)
 }
 
@@ -107,11 +108,11 @@ func backupIsSource(o *flags.Options, sst *unix.Stat_t, d *dir, name string) boo
 // DEST away and creates a new one); where the filesystem has no hard
 // links, a rename. undo takes the backup back if the new DEST then fails.
 func (j *job) makeBackup(d *dir, name, backup string) (undo func(), err error) {
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
-	d.hold()
-	dfd, base := d.fd, strings.TrimRight(name, "/")
+	d.Hold()
+	dfd, base := d.Fd(), strings.TrimRight(name, "/")
 	bbase := filepath.Base(strings.TrimRight(backup, "/"))
 	err = unix.Linkat(dfd, base, dfd, bbase, 0)
 	if errors.Is(err, unix.EEXIST) {
@@ -124,13 +125,13 @@ func (j *job) makeBackup(d *dir, name, backup string) (undo func(), err error) {
 	}
 	switch {
 	case err == nil:
-		return func() { unix.Unlinkat(dfd, bbase, 0); d.release() }, nil
+		return func() { unix.Unlinkat(dfd, bbase, 0); d.Release() }, nil
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EXDEV), errors.Is(err, unix.EMLINK), errors.Is(err, unix.EOPNOTSUPP):
 		if err = unix.Renameat(dfd, base, dfd, bbase); err == nil {
-			return func() { unix.Renameat(dfd, bbase, dfd, base); d.release() }, nil
+			return func() { unix.Renameat(dfd, bbase, dfd, base); d.Release() }, nil
 		}
 	}
-	d.release()
+	d.Release()
 	return nil, err
 }
 

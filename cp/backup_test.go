@@ -2,6 +2,7 @@ package cp
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,8 +52,8 @@ func TestMakeBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDir(fd, dir)
-	defer d.release()
+	d := fsdir.New(fd, dir)
+	defer d.Release()
 	undo, err := (&job{a: ap, r: &record{}}).makeBackup(d, "d", bak)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +87,8 @@ func TestMakeBackupFollowsTheDirectoryFd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDir(fd, dir)
-	defer d.release()
+	d := fsdir.New(fd, dir)
+	defer d.Release()
 	// The directory is swapped for another one holding another d.
 	if err := os.Rename(dir, moved); err != nil {
 		t.Fatal(err)

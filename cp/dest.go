@@ -85,10 +85,10 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok bool) {
 	o, d, name := j.a.opts, j.p.dst, j.name
 	ex = destInfo{shownDir: filepath.Dir(j.dst), entryDir: d, entryName: name}
-	if d.err == nil {
-		ex.path, ex.in, ex.name = d.at(name), d, name
+	if d.Err() == nil {
+		ex.path, ex.in, ex.name = d.At(name), d, name
 	}
-	lst, err := d.stat(name, false)
+	lst, err := d.Stat(name, false)
 	if err == nil {
 		facts.justCreated = j.a.created.has(idOf(&lst))
 	}
@@ -123,14 +123,14 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 // through it (the file it points to is replaced, the link stays).
 func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
 	o, d, name, dst := j.a.opts, j.p.dst, j.name, j.dst
-	st, err := d.stat(name, true)
+	st, err := d.Stat(name, true)
 	if errors.Is(err, unix.ENOENT) && o.PosixlyCorrect {
 		// POSIX: the file the dangling link names is created.
-		target, lerr := readlinkat(d.fd, name)
+		target, lerr := readlinkat(d.Fd(), name)
 		if lerr == nil {
 			ex.path, ex.in = target, nil
 			if !filepath.IsAbs(target) {
-				ex.path, ex.in, ex.name = d.at(target), d, target
+				ex.path, ex.in, ex.name = d.At(target), d, target
 				target = filepath.Join(filepath.Dir(dst), target)
 			}
 			// A new file, as for cp: -n and -i do not hold it back.
@@ -167,14 +167,14 @@ func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
 // complete copy already.
 func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 	o, sst := j.a.opts, &j.e.st
-	facts.kind = durability.KindOf(ex.st, j.p.dst.pseudo())
+	facts.kind = durability.KindOf(ex.st, j.p.dst.Pseudo())
 	facts.notNewer = !timeAfter(sst.Mtim, ex.st.Mtim)
 	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
 		// cp opens an existing DEST for writing: without write
 		// permission it fails, unless -f lets it remove DEST and start
 		// anew. An immutable DEST (EPERM) can be neither.
 		if ex.in != nil {
-			ex.writeErr = writable(ex.in.fd, ex.name)
+			ex.writeErr = writable(ex.in.Fd(), ex.name)
 		} else {
 			ex.writeErr = writable(unix.AT_FDCWD, ex.path)
 		}

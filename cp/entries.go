@@ -20,7 +20,7 @@ import (
 // with the same target, put in place over DEST in one rename.
 func (j *job) copySymlink() {
 	p, e := j.p, j.e
-	link, err := readlinkat(p.src.fd, e.name)
+	link, err := readlinkat(p.src.Fd(), e.name)
 	if err != nil {
 		if _, ok := j.checkDest(false); ok {
 			j.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
@@ -31,7 +31,7 @@ func (j *job) copySymlink() {
 		create: func(ent durability.Entry) error {
 			return unix.Symlinkat(link, ent.Dir, ent.Name)
 		},
-		finish: j.preserveEntry(p.src.at(e.name), true)})
+		finish: j.preserveEntry(p.src.At(e.name), true)})
 }
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
@@ -50,17 +50,17 @@ func (j *job) copySpecial() {
 			// mknod applies the umask, as creating a file does.
 			return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))
 		},
-		finish: j.preserveEntry(j.p.src.at(j.e.name), false)})
+		finish: j.preserveEntry(j.p.src.At(j.e.name), false)})
 }
 
 // makeHardLink links DEST to the copy already made of the same source inode.
 func (j *job) makeHardLink(first *linkFirst) {
-	fst, err := first.dir.stat(first.name, false)
+	fst, err := first.dir.Stat(first.name, false)
 	if err != nil {
-		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.join(first.name)), errText(err)))
+		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.Join(first.name)), errText(err)))
 		return
 	}
-	if dst0, err := j.p.dst.stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
+	if dst0, err := j.p.dst.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
 		return // DEST already is that link (cp -a a a, or a linked tree)
 	}
 	linked := *j.e
@@ -70,7 +70,7 @@ func (j *job) makeHardLink(first *linkFirst) {
 	// A further name of an inode already copied is linked whatever -u
 	// says, as with cp.
 	lj.makeEntry(newEntry{what: "cannot create hard link", create: func(ent durability.Entry) error {
-		return unix.Linkat(first.dir.fd, first.name, ent.Dir, ent.Name, 0)
+		return unix.Linkat(first.dir.Fd(), first.name, ent.Dir, ent.Name, 0)
 	}})
 }
 
@@ -98,8 +98,8 @@ func (j *job) makeEntry(n newEntry) {
 	if o.Verbose {
 		j.r.out(copyingLine(j.src, dst, ex.backup))
 	}
-	if p.dst.err != nil {
-		j.fail(output.EntryError(n.what, dst, p.dst.err))
+	if p.dst.Err() != nil {
+		j.fail(output.EntryError(n.what, dst, p.dst.Err()))
 		return
 	}
 	undo, ok := j.backupStep(&ex)
@@ -117,7 +117,7 @@ func (j *job) makeEntry(n newEntry) {
 	}
 	p.dirSync.Added()
 	if j.a.created != nil {
-		if st, err := p.dst.stat(j.name, false); err == nil {
+		if st, err := p.dst.Stat(j.name, false); err == nil {
 			j.a.created.note(idOf(&st))
 		}
 	}
@@ -159,17 +159,10 @@ func (j *job) reportLeftovers(dst string, left []durability.Leftover) {
 }
 
 // replaceEntry puts a link, FIFO or device node at name in d (dst as
-// messages name it) with durability.ReplaceAt, and reports the leftovers
-// a taken first temporary name made it sweep. In the current directory
-// name may be a path, and durability.Replace opens its directory.
+// messages name it) with durability.Replace, and reports the leftovers a
+// taken first temporary name made it sweep.
 func (j *job) replaceEntry(d *dir, name, dst string, create, finish func(durability.Entry) error) error {
-	var left []durability.Leftover
-	var err error
-	if d.fd == unix.AT_FDCWD {
-		left, err = durability.Replace(j.a.session, name, create, finish)
-	} else {
-		left, err = durability.ReplaceAt(j.a.session, d.fd, d.path, name, create, finish)
-	}
+	left, err := durability.Replace(j.a.session, d, name, create, finish)
 	j.reportLeftovers(dst, left)
 	return err
 }
@@ -183,7 +176,7 @@ func becameDir(err error, d *dir, name string) bool {
 		!(errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
 		return false
 	}
-	st, serr := d.stat(name, false)
+	st, serr := d.Stat(name, false)
 	return serr == nil && isDir(&st)
 }
 

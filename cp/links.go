@@ -53,16 +53,16 @@ func (j *job) linkEntry(follow bool) {
 		if o.Symlink {
 			return unix.Symlinkat(src, dfd, name)
 		}
-		return unix.Linkat(p.src.fd, e.name, dfd, name, linkFlags)
+		return unix.Linkat(p.src.Fd(), e.name, dfd, name, linkFlags)
 	}
-	if p.dst.err != nil {
-		fail(unwrapPath(p.dst.err))
+	if p.dst.Err() != nil {
+		fail(unwrapPath(p.dst.Err()))
 		return
 	}
 	base := strings.TrimRight(j.name, "/")
 	if ex.st == nil || !(unlinksFirst(o, &e.st, ex.st) || ex.backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
-		if err := makeLink(p.dst.fd, base); err != nil {
+		if err := makeLink(p.dst.Fd(), base); err != nil {
 			fail(err)
 			return
 		}

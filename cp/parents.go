@@ -45,7 +45,7 @@ func (a *app) parentsDest(src, target string) (string, bool) {
 		top = "/"
 	}
 	cur := openOperandDir(top)
-	defer func() { cur.release() }()
+	defer func() { cur.Release() }()
 	for _, c := range comps[:len(comps)-1] {
 		if c == "" {
 			continue
@@ -62,28 +62,10 @@ func (a *app) parentsDest(src, target string) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		cur.release()
+		cur.Release()
 		cur = next
 	}
 	return dst, true
-}
-
-// openDirIn opens the directory name in d (following a symbolic link only
-// when follow), O_PATH when it cannot be read, as for an operand's DEST
-// directory.
-func openDirIn(d *dir, name, shown string, follow bool) (*dir, error) {
-	flags := unix.O_DIRECTORY
-	if !follow {
-		flags |= unix.O_NOFOLLOW
-	}
-	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_NOCTTY|flags, 0)
-	if err == unix.EACCES {
-		fd, err = openat(d.fd, name, unix.O_PATH|flags, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return newDir(fd, shown), nil
 }
 
 // parentDir makes one directory of --parents, base in the directory in
@@ -102,17 +84,17 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	}
 	// fstatat following, as cp's stat: a symlink to a directory in DEST
 	// will do.
-	st, err := in.stat(base, true)
+	st, err := in.Stat(base, true)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		d, err := openDirIn(in, base, dstDir, true)
+		d, err := in.OpenDir(base, true)
 		if err != nil {
 			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
 			return nil, false
 		}
 		if a.opts.Preserve.Any() {
-			d.hold()
-			in.hold()
+			d.Hold()
+			in.Hold()
 			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in})
 		}
 		return d, true
@@ -123,18 +105,18 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
 		return nil, false
 	}
-	if err := in.mkdir(base); err != nil {
+	if err := in.Mkdir(base); err != nil {
 		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
 		return nil, false
 	}
-	d, err := openDirIn(in, base, dstDir, false)
+	d, err := in.OpenDir(base, false)
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
 		return nil, false
 	}
-	a.session.DirCreated(d.fd)
-	d.hold()
-	in.hold()
+	a.session.DirCreated(d.Fd())
+	d.Hold()
+	in.Hold()
 	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
 	if a.opts.Verbose {
 		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
@@ -166,11 +148,11 @@ func (a *app) finishParents() {
 		if d.created {
 			in.Added()
 		}
-		if err := in.Finished(a.opts.Sync, d.in.fd, false); err != nil {
+		if err := in.Finished(a.opts.Sync, d.in.Fd(), false); err != nil {
 			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
 		}
-		d.dir.release()
-		d.in.release()
+		d.dir.Release()
+		d.in.Release()
 		a.seq.close(r)
 	}
 }

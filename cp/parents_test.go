@@ -1,6 +1,7 @@
 package cp
 
 import (
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,8 +24,8 @@ func TestParentDirFollowsTheDirectoryFd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := newDir(fd, dst)
-	defer in.release()
+	in := fsdir.New(fd, dst)
+	defer in.Release()
 	if err := os.Rename(dst, moved); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestParentDirFollowsTheDirectoryFd(t *testing.T) {
 	if !ok {
 		t.Fatal("parentDir failed")
 	}
-	d.release()
+	d.Release()
 	if fi, err := os.Lstat(filepath.Join(moved, "a")); err != nil || !fi.IsDir() {
 		t.Errorf("no directory in the held directory: %v", err)
 	}
@@ -42,7 +43,7 @@ func TestParentDirFollowsTheDirectoryFd(t *testing.T) {
 		t.Errorf("the directory was made in the swapped-in one")
 	}
 	for _, p := range ap.parentDirs {
-		p.dir.release()
-		p.in.release()
+		p.dir.Release()
+		p.in.Release()
 	}
 }

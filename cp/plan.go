@@ -152,7 +152,7 @@ var errChanged = errors.New("replaced while being read")
 func (a *app) walk(d *dir, name string, top bool, anc *ancestor, total *int64) *entry {
 	e := &entry{name: name}
 	follow := a.follows(top)
-	e.st, e.statErr = d.stat(name, follow)
+	e.st, e.statErr = d.Stat(name, follow)
 	if e.statErr != nil {
 		return e
 	}
@@ -166,20 +166,20 @@ func (a *app) walk(d *dir, name string, top bool, anc *ancestor, total *int64) *
 			e.cyclic = true
 			return e
 		}
-		if a.opts.OneFileSystem && anc != nil && anc.id.dev != st.Dev {
+		if a.opts.OneFileSystem && anc != nil && anc.id.Dev != st.Dev {
 			return e // -x: a mount point is copied, not what is mounted on it
 		}
-		sub, sst, err := d.openDir(name, follow)
+		sub, sst, err := d.OpenReadable(name, follow)
 		if err == nil && idOf(&sst) != idOf(st) {
-			sub.release()
+			sub.Release()
 			err = errChanged
 		}
 		if err != nil {
 			e.listErr = err
 			return e
 		}
-		defer sub.release()
-		names, err := sub.names()
+		defer sub.Release()
+		names, err := sub.Names()
 		e.listErr = err
 		sort.Strings(names)
 		here := &ancestor{id: idOf(st), parent: anc}

@@ -9,6 +9,7 @@ package cp
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"io"
 	"os"
@@ -124,7 +125,7 @@ func (c *fileCopy) verifiable() bool {
 func (c *fileCopy) classify() {
 	ex := &c.ex
 	c.inPlace = ex.act == actInPlace
-	c.pseudo = ex.st != nil && isRegular(ex.st) && c.p.dst.pseudo()
+	c.pseudo = ex.st != nil && isRegular(ex.st) && c.p.dst.Pseudo()
 	c.special = c.inPlace && ex.st != nil && (!isRegular(ex.st) || c.pseudo)
 	c.newFile = ex.act == actNew || ex.act == actReplaceAsNew
 	c.resumable = c.a.opts.Resume && !c.inPlace && isRegular(&c.before)
@@ -134,8 +135,8 @@ func (c *fileCopy) classify() {
 // with --resume), failing the entry as cp words it.
 func (c *fileCopy) openDest() bool {
 	ex, dst := &c.ex, c.dst
-	if c.p.dst.err != nil {
-		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.err)))
+	if c.p.dst.Err() != nil {
+		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.Err())))
 		return false
 	}
 	if ex.st != nil && isRegular(ex.st) && !c.inPlace && c.a.swaps.active(ex.st) {
@@ -309,12 +310,9 @@ func (c *fileCopy) commit(err error) bool {
 // starts anew); false when the entry failed.
 func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 	ex, dst, before := &c.ex, c.dst, &c.before
+	in, name := ex.destEntry()
 	var err error
-	if ex.in != nil && ex.in != cwd {
-		c.dest, c.start, err = durability.ContinueAt(ex.in.fd, ex.in.path, ex.name, durability.IDOf(before), dopts, c.reached)
-	} else {
-		c.dest, c.start, err = durability.Continue(ex.path, durability.IDOf(before), dopts, c.reached)
-	}
+	c.dest, c.start, err = durability.Continue(in, name, durability.IDOf(before), dopts, c.reached)
 	var live *durability.LiveError
 	var fresh *durability.FreshStart
 	switch {
@@ -333,14 +331,20 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 	return true
 }
 
-// createDest opens DEST (ex) for writing with durability: relative to the
-// directory the walk holds, or by ex.path for an operand in the current
-// directory or a symbolic link's target.
+// createDest opens DEST (ex) for writing with durability.
 func createDest(ex destInfo, o durability.Options) (*durability.Destination, error) {
-	if ex.in != nil && ex.in != cwd {
-		return durability.CreateAt(ex.in.fd, ex.in.path, ex.name, o)
+	in, name := ex.destEntry()
+	return durability.Create(in, name, o)
+}
+
+// destEntry is where durability writes DEST: relative to the directory the
+// walk holds, or by ex.path (from the current directory) for a symbolic
+// link's resolved or absolute target.
+func (ex *destInfo) destEntry() (*dir, string) {
+	if ex.in != nil {
+		return ex.in, ex.name
 	}
-	return durability.Create(ex.path, o)
+	return cwd, ex.path
 }
 
 // openSource opens SOURCE for reading and checks that it is the file the
@@ -355,7 +359,7 @@ func createDest(ex destInfo, o durability.Options) (*durability.Destination, err
 // so a plain openat(2) wrapped with os.NewFile costs one fcntl.
 func (j *job) openSource() (*os.File, unix.Stat_t, error) {
 	d, e := j.p.src, j.e
-	src := d.join(e.name)
+	src := d.Join(e.name)
 	var st unix.Stat_t
 	flags := unix.O_RDONLY | unix.O_NOCTTY
 	if !j.a.follows(j.top()) {
@@ -364,7 +368,7 @@ func (j *job) openSource() (*os.File, unix.Stat_t, error) {
 	if isRegular(&e.st) {
 		flags |= unix.O_NONBLOCK
 	}
-	fd, err := openat(d.fd, e.name, flags, 0)
+	fd, err := openat(d.Fd(), e.name, flags, 0)
 	if err != nil {
 		return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
 	}
@@ -432,7 +436,7 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 		return nil
 	}
 	var fs unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &fs) == nil && pseudoFS(int64(fs.Type)) {
+	if unix.Fstatfs(int(f.Fd()), &fs) == nil && fsdir.PseudoFS(int64(fs.Type)) {
 		return nil
 	}
 	switch {
@@ -441,19 +445,6 @@ func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
 	default:
 		return &output.SourceChanged{What: "was modified while being copied"}
 	}
-}
-
-// pseudoFS reports whether the filesystem of magic number fsType has files
-// whose sizes and times say nothing about their contents. (A switch, not a
-// map: nothing to build at every start.)
-func pseudoFS(fsType int64) bool {
-	switch fsType {
-	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC,
-		unix.TRACEFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
-		unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.EFIVARFS_MAGIC:
-		return true
-	}
-	return false
 }
 
 // unverifiable explains why --verify cannot check a file of st's type, or

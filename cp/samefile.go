@@ -24,9 +24,9 @@ type entryAt struct {
 	name string
 }
 
-// stat is fstatat(2) of the entry, following a final symbolic link or not.
-func (e entryAt) stat(follow bool) (*unix.Stat_t, error) {
-	st, err := e.d.stat(strings.TrimRight(e.name, "/"), follow)
+// look is fstatat(2) of the entry, following a final symbolic link or not.
+func (e entryAt) look(follow bool) (*unix.Stat_t, error) {
+	st, err := e.d.Stat(strings.TrimRight(e.name, "/"), follow)
 	return &st, err
 }
 
@@ -35,13 +35,13 @@ func (e entryAt) stat(follow bool) (*unix.Stat_t, error) {
 // they lead to from it.
 func (e entryAt) parent() (devIno, bool) {
 	name := strings.TrimRight(e.name, "/")
-	if e.d.err != nil {
+	if e.d.Err() != nil {
 		return devIno{}, false
 	}
 	if e.d != cwd && !strings.Contains(name, "/") {
-		return e.d.id(), e.d.id() != devIno{}
+		return e.d.ID(), e.d.ID() != devIno{}
 	}
-	st, err := e.d.stat(filepath.Dir(name), true)
+	st, err := e.d.Stat(filepath.Dir(name), true)
 	if err != nil {
 		return devIno{}, false
 	}
@@ -125,8 +125,8 @@ func (f *sameFile) entries(same bool) (decided, ok, done bool) {
 	if !same {
 		return true, true, false
 	}
-	dl, err1 := f.dst.stat(false)
-	sl, err2 := f.src.stat(false)
+	dl, err1 := f.dst.look(false)
+	sl, err2 := f.src.look(false)
 	if err1 != nil || err2 != nil {
 		return true, true, false
 	}
@@ -175,12 +175,12 @@ func (f *sameFile) unlinked() (ok, done bool) {
 	ts, td := srcLink, dstLink
 	var err error
 	if isLink(srcLink) {
-		if ts, err = f.src.stat(true); err != nil {
+		if ts, err = f.src.look(true); err != nil {
 			return true, false
 		}
 	}
 	if isLink(dstLink) {
-		if td, err = f.dst.stat(true); err != nil {
+		if td, err = f.dst.look(true); err != nil {
 			return true, false
 		}
 	}
@@ -223,7 +223,7 @@ func sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to entryAt, d
 	if dst0 == nil || isLink(sst) || !removes {
 		return false
 	}
-	dl, err := to.stat(false)
+	dl, err := to.look(false)
 	if err != nil || !isLink(dl) {
 		return false
 	}
@@ -232,7 +232,7 @@ func sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to entryAt, d
 		var pl *unix.Stat_t
 		var t string
 		if i == 0 {
-			pl, err = from.stat(false)
+			pl, err = from.look(false)
 		} else {
 			pl, err = statPath(p, false)
 		}
@@ -249,7 +249,7 @@ func sourceThroughDest(src string, from entryAt, sst *unix.Stat_t, to entryAt, d
 			return true
 		}
 		if i == 0 {
-			t, err = readlinkat(from.d.fd, strings.TrimRight(from.name, "/"))
+			t, err = readlinkat(from.d.Fd(), strings.TrimRight(from.name, "/"))
 		} else {
 			t, err = os.Readlink(p)
 		}

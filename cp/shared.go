@@ -71,10 +71,10 @@ func (s *scheduler) orderDests() { s.claims = make(map[claimKey]chan struct{}) }
 // prev, when not nil, is closed once the copy before it is done; done
 // is called when this copy is.
 func (s *scheduler) claim(d *dir, name string) (prev <-chan struct{}, done func()) {
-	if s.claims == nil || d.err != nil {
+	if s.claims == nil || d.Err() != nil {
 		return nil, func() {}
 	}
-	key := claimKey{d.id(), name}
+	key := claimKey{d.ID(), name}
 	mine := make(chan struct{})
 	s.mu.Lock()
 	prev = s.claims[key]
@@ -146,17 +146,17 @@ func (l *linkRegistry) first(id devIno, d *dir, name string) (first *linkFirst, 
 		l.m = make(map[devIno]*linkFirst)
 	}
 	first = &linkFirst{dir: d, name: name, done: make(chan struct{})}
-	d.hold()
+	d.Hold()
 	l.m[id] = first
 	return first, false
 }
 
 // release lets go of the directories the first copies are in.
-func (l *linkRegistry) release() {
+func (l *linkRegistry) releaseAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.m {
-		f.dir.release()
+		f.dir.Release()
 	}
 }
 

@@ -2,6 +2,7 @@ package cp
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -106,14 +107,11 @@ type topCopy struct {
 // opened, the error is kept: each entry then reports it as cp would (cannot
 // create, cannot stat).
 func openOperandDir(path string) *dir {
-	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOCTTY, 0)
-	if err == unix.EACCES {
-		fd, err = openat(unix.AT_FDCWD, path, unix.O_PATH|unix.O_DIRECTORY, 0)
-	}
+	d, err := fsdir.Open(path)
 	if err != nil {
-		return &dir{fd: -1, path: path, err: err}
+		return fsdir.Failed(path, err)
 	}
-	return newDir(fd, path)
+	return d
 }
 
 // copyEntry copies one entry of any type into p under name.
@@ -217,9 +215,9 @@ func (j *job) openDirCopy() (*dirCopy, bool) {
 	}
 	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p}
 	if e.listErr == nil {
-		sd, sst, err := p.src.openDir(e.name, j.a.follows(j.top()))
+		sd, sst, err := p.src.OpenReadable(e.name, j.a.follows(j.top()))
 		if err == nil && idOf(&sst) != idOf(&e.st) {
-			sd.release()
+			sd.Release()
 			r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(src)))
 			return nil, false
 		}
@@ -233,7 +231,7 @@ func (j *job) openDirCopy() (*dirCopy, bool) {
 		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(e.listErr)))
 	}
 	if !ok && d.src != nil {
-		d.src.release()
+		d.src.Release()
 	}
 	return d, ok
 }
@@ -245,11 +243,11 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	// Not followed, as cp: a symbolic link in DEST's tree, even to a
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
-	dst0, err := p.dst.stat(name, false)
+	dst0, err := p.dst.Stat(name, false)
 	follow := false
 	if err == nil && isSymlink(&dst0) && a.opts.KeepDirSymlink {
 		// --keep-directory-symlink: a symlink to a directory is followed.
-		if t, terr := p.dst.stat(name, true); terr == nil && isDir(&t) {
+		if t, terr := p.dst.Stat(name, true); terr == nil && isDir(&t) {
 			dst0, follow = t, true
 		}
 	}
@@ -264,7 +262,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		// Owner-writable while its entries are copied; the final mode
 		// comes at the end (a read-only source directory stays
 		// copyable).
-		if err := p.dst.mkdir(name); err != nil {
+		if err := p.dst.Mkdir(name); err != nil {
 			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
 			return false
 		}
@@ -277,7 +275,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return false
 	}
-	dd, _, err := p.dst.openDir(name, follow)
+	dd, _, err := p.dst.OpenReadable(name, follow)
 	if err != nil {
 		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dst), errText(err)))
 		return false
@@ -286,10 +284,10 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	if d.created {
 		// The mark says so to a later run, should this one be
 		// interrupted; and nothing can be left over in it.
-		markUnfinished(dd.fd)
-		a.session.DirCreated(dd.fd)
+		markUnfinished(dd.Fd())
+		a.session.DirCreated(dd.Fd())
 	} else {
-		d.created = unfinished(dd.fd)
+		d.created = unfinished(dd.Fd())
 	}
 	return true
 }
@@ -320,15 +318,15 @@ func (a *app) finishDir(d *dirCopy) {
 		}
 	}
 	// durability decides whether the directory is fsynced (--sync).
-	if d.dst.err == nil {
-		if err := d.dirSync.Finished(a.opts.Sync, d.dst.fd, d.e != nil); err != nil {
-			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(d.dst.path), errText(err)))
+	if d.dst.Err() == nil {
+		if err := d.dirSync.Finished(a.opts.Sync, d.dst.Fd(), d.e != nil); err != nil {
+			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(d.dst.Path()), errText(err)))
 		}
 	}
 	if d.src != nil {
-		d.src.release()
+		d.src.Release()
 	}
-	d.dst.release()
+	d.dst.Release()
 	a.seq.close(r)
 	if d.parent != nil {
 		d.parent.done(a)
@@ -339,10 +337,10 @@ func (a *app) finishDir(d *dirCopy) {
 // of a directory being filled.
 func (a *app) setDirAttrs(d *dirCopy) error {
 	st := &d.e.st
-	t := target{fd: d.dst.fd}
+	t := target{fd: d.dst.Fd()}
 	srcFd := -1
 	if d.src != nil && d.src != cwd {
-		srcFd = d.src.fd
+		srcFd = d.src.Fd()
 	}
 	var err error
 	if a.opts.Preserve.Any() {
@@ -351,12 +349,12 @@ func (a *app) setDirAttrs(d *dirCopy) error {
 	if err == nil && d.created && !a.opts.Preserve.Mode {
 		// The directory took its parent's default ACL as its own at the
 		// mkdir: its own default ACL is the one that applied.
-		if e := t.chmod(a.newMode(st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.fd, "")))); e != nil {
+		if e := t.chmod(a.newMode(st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.Fd(), "")))); e != nil {
 			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
 		}
 	}
 	if d.created {
-		clearUnfinished(d.dst.fd)
+		clearUnfinished(d.dst.Fd())
 	}
 	return err
 }
@@ -404,6 +402,6 @@ func (a *app) schedule(j *job, f func()) {
 // finish waits for the workers, then lets go of what -a's links held.
 func (a *app) finish() {
 	a.sched.wait()
-	a.links.release()
+	a.links.releaseAll()
 	a.finishParents()
 }

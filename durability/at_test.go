@@ -2,6 +2,7 @@ package durability
 
 import (
 	"bytes"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestEntryPointsAtDirectoryFd: CreateAt, ReplaceAt and a relative name
+// TestEntryPointsAtDirectoryFd: Create, Replace and a relative name
 // with a directory work relative to the descriptor the caller holds, not to
 // the directory's name: after the directory is renamed away and its name
 // taken by another directory, the new entries land in the directory held,
@@ -25,7 +26,8 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	held0 := fsdir.New(fd, "shown")
+	defer held0.Release()
 	moved := filepath.Join(root, "moved")
 	if err := os.Rename(held, moved); err != nil {
 		t.Fatal(err)
@@ -46,9 +48,9 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			d, err := CreateAt(fd, "shown", name, Options{InPlace: inPlace, Named: true, Sync: SyncData, Verify: true})
+			d, err := Create(held0, name, Options{InPlace: inPlace, Named: true, Sync: SyncData, Verify: true})
 			if err != nil {
-				t.Fatalf("CreateAt(%q, inplace=%v): %v", name, inPlace, err)
+				t.Fatalf("Create(fsdir.Cwd, %q, inplace=%v): %v", name, inPlace, err)
 			}
 			if want := filepath.Join("shown", name); d.Path != want {
 				t.Errorf("Path %q, want %q", d.Path, want)
@@ -74,7 +76,7 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 	}
 
 	var path string
-	if _, err := ReplaceAt(nil, fd, "shown", "link", func(e Entry) error {
+	if _, err := Replace(nil, held0, "link", func(e Entry) error {
 		path = e.Path
 		return unix.Symlinkat("target", e.Dir, e.Name)
 	}, nil); err != nil {
@@ -93,8 +95,8 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 	assertNoTemps(t, filepath.Join(moved, "sub"))
 
 	// An empty name is no entry: nothing is made.
-	if _, err := CreateAt(fd, "shown", "", Options{}); !os.IsNotExist(err) {
-		t.Errorf("CreateAt with an empty name: %v, want ENOENT", err)
+	if _, err := Create(held0, "", Options{}); !os.IsNotExist(err) {
+		t.Errorf("Create with an empty name: %v, want ENOENT", err)
 	}
 	assertNoTemps(t, moved)
 }

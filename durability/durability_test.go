@@ -3,6 +3,7 @@ package durability
 import (
 	"bytes"
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -171,7 +172,7 @@ func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
 // destination's descriptor.
 func createRecorded(t *testing.T, c *calls, path string, o Options) *Destination {
 	t.Helper()
-	d, err := Create(path, o)
+	d, err := Create(fsdir.Cwd, path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestOpenFlagsSetAtOpen(t *testing.T) {
 		for _, m := range SyncModes() {
 			t.Run(fmt.Sprintf("%s/inplace=%v", m, inPlace), func(t *testing.T) {
 				dir, dest, _ := setup(t, nil)
-				d, err := Create(dest, Options{Sync: m, InPlace: inPlace, Truncate: inPlace})
+				d, err := Create(fsdir.Cwd, dest, Options{Sync: m, InPlace: inPlace, Truncate: inPlace})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -314,7 +315,7 @@ func equal(a, b []string) bool {
 func TestWrittenWindowsAndHoles(t *testing.T) {
 	dir, dest, _ := setup(t, nil)
 	c := record(t)
-	d, err := Create(dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 2, FlushEvery: -1})
+	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 2, FlushEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestWrittenWindowsAndHoles(t *testing.T) {
 func TestNoPipelineWithoutSyncOrNoCache(t *testing.T) {
 	_, dest, src := setup(t, nil)
 	c := record(t)
-	d, err := Create(dest, Options{})
+	d, err := Create(fsdir.Cwd, dest, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +514,7 @@ func TestCloseError(t *testing.T) {
 		real(f)
 		return &os.PathError{Op: "close", Path: f.Name(), Err: unix.EIO}
 	}
-	d, err := Create(dest, Options{Sync: SyncData})
+	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +536,7 @@ func TestRenameError(t *testing.T) {
 	dir, dest, src := setup(t, []byte("new"))
 	record(t)
 	renameat = func(int, string, int, string) error { return unix.EXDEV }
-	d, err := Create(dest, Options{Sync: SyncFull})
+	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +560,7 @@ func TestDirSyncError(t *testing.T) {
 		}
 		return real(fd)
 	}
-	d, err := Create(dest, Options{Sync: SyncFull})
+	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +581,7 @@ func TestDirSyncError(t *testing.T) {
 func TestAbort(t *testing.T) {
 	dir, dest, _ := setup(t, nil)
 	record(t)
-	d, err := Create(dest, Options{Sync: SyncData})
+	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,7 +614,9 @@ func TestInPlaceKeepsInodeAndSyncs(t *testing.T) {
 	if err := d.Commit(src); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"fdatasync file", "close", "opendir " + dir, "fsync dir"}
+	// DEST's directory is opened once, by Create, as for a temporary
+	// file; it is fsynced after the file is flushed and closed.
+	want := []string{"opendir " + dir, "fdatasync file", "close", "fsync dir"}
 	if got := c.filter("fdatasync", "fsync", "close", "rename", "opendir"); !equal(got, want) {
 		t.Errorf("calls: got %q, want %q", got, want)
 	}
@@ -640,7 +643,7 @@ func TestFIFODestinationIsNotFlushed(t *testing.T) {
 	}
 	defer r.Close()
 	c := record(t)
-	d, err := Create(fifo, Options{InPlace: true, Sync: SyncFull, NoCache: true})
+	d, err := Create(fsdir.Cwd, fifo, Options{InPlace: true, Sync: SyncFull, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +652,9 @@ func TestFIFODestinationIsNotFlushed(t *testing.T) {
 	if err := d.Commit(nil); err != nil {
 		t.Fatalf("Commit on a FIFO: %v", err)
 	}
-	if got := c.filter("start", "wait", "fsync", "fdatasync", "opendir"); len(got) != 0 {
+	// Only the open of its directory, by Create: no flush, no directory
+	// fsync.
+	if got := c.filter("start", "wait", "fsync", "fdatasync", "opendir"); !equal(got, []string{"opendir " + dir}) {
 		t.Errorf("calls on a FIFO: %q", got)
 	}
 }
@@ -739,7 +744,7 @@ func TestNoCacheDropsBehind(t *testing.T) {
 func TestVerify(t *testing.T) {
 	data := randomData(9<<20 + 4321)
 	dir, dest, src := setup(t, data)
-	d, err := Create(dest, Options{Verify: true})
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,7 +788,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 				}
 			}
 			corruptBeforeVerify(t, 5<<20+17)
-			d, err := Create(dest, Options{Verify: true, Sync: SyncData})
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -836,7 +841,7 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 func TestVerifySizeMismatch(t *testing.T) {
 	data := randomData(1 << 20)
 	dir, dest, src := setup(t, data)
-	d, err := Create(dest, Options{Verify: true})
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -857,7 +862,7 @@ func TestVerifyNeedsARereadableSource(t *testing.T) {
 	}
 	defer pr.Close()
 	defer pw.Close()
-	d, err := Create(dest, Options{Verify: true})
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -895,7 +900,7 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 			if corrupt {
 				corruptBeforeVerify(t, int64(len(data)-1))
 			}
-			d, err := Create(dest, Options{Verify: true, Sync: SyncData, Source: src})
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -919,7 +924,7 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 	}
 	t.Run("abort", func(t *testing.T) {
 		dir, dest, src := setup(t, data)
-		d, err := Create(dest, Options{Verify: true, Source: src})
+		d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Source: src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -952,7 +957,7 @@ func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
 		if stat != nil {
 			cachestat = stat
 		}
-		d, err := Create(filepath.Join(dir, "dst"), o)
+		d, err := Create(fsdir.Cwd, filepath.Join(dir, "dst"), o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,7 +53,7 @@ func TestVerifySkipsHoles(t *testing.T) {
 			if corrupt >= 0 {
 				corruptBeforeVerify(t, corrupt)
 			}
-			d, err := Create(dest, Options{Verify: true, Sync: SyncData, Source: src})
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src})
 			if err != nil {
 				t.Fatal(err)
 			}

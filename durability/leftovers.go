@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"sort"
 	"strings"
@@ -60,9 +61,9 @@ const (
 // candidates returns the names in dir that start with TempPrefix, listing
 // the directory once per session. An unreadable directory (write and
 // search permission only) has none.
-func (s *Session) candidates(dir *dirHandle) []string {
+func (s *Session) candidates(dir *fsdir.Dir) []string {
 	var st unix.Stat_t
-	if err := unix.Fstat(dir.fd, &st); err != nil {
+	if err := unix.Fstat(dir.Fd(), &st); err != nil {
 		return nil
 	}
 	key := identityOf(&st)
@@ -75,7 +76,7 @@ func (s *Session) candidates(dir *dirHandle) []string {
 		s.dirs = make(map[identity][]string)
 	}
 	var names []string
-	if all, err := listNames(dir.fd); err == nil {
+	if all, err := listNames(dir.Fd()); err == nil {
 		for _, n := range all {
 			if strings.HasPrefix(n, TempPrefix) {
 				names = append(names, n)
@@ -104,7 +105,7 @@ func listNames(dirfd int) ([]string, error) {
 // copy's own temporary file, source the identity of the file being copied
 // (zero when none), which is never touched. A name Continue already
 // reported is not looked at again.
-func (s *Session) sweep(dir *dirHandle, base, skip string, source identity) []Leftover {
+func (s *Session) sweep(dir *fsdir.Dir, base, skip string, source identity) []Leftover {
 	var found []Leftover
 	for _, name := range s.candidates(dir) {
 		if name == skip || !IsTempFor(name, base) || s.wasReported(dir, name) {
@@ -113,13 +114,13 @@ func (s *Session) sweep(dir *dirHandle, base, skip string, source identity) []Le
 		what, why := removeIfDead(dir, name, source)
 		switch what {
 		case leftoverRemoved:
-			found = append(found, Leftover{Path: dir.join(name), Removed: true})
+			found = append(found, Leftover{Path: shownIn(dir, name), Removed: true})
 		case leftoverForeign:
-			found = append(found, Leftover{Path: dir.join(name), Unmarked: true})
+			found = append(found, Leftover{Path: shownIn(dir, name), Unmarked: true})
 		case leftoverRefused:
-			found = append(found, Leftover{Path: dir.join(name), Refused: why})
+			found = append(found, Leftover{Path: shownIn(dir, name), Refused: why})
 		case leftoverUnknown:
-			found = append(found, Leftover{Path: dir.join(name)})
+			found = append(found, Leftover{Path: shownIn(dir, name)})
 		}
 	}
 	return found
@@ -134,9 +135,9 @@ type reportedName struct {
 
 // reported notes that Continue reported the leftover name in dir, so that
 // the sweep of the same copy does not name it a second time.
-func (s *Session) reported(dir *dirHandle, name string) {
+func (s *Session) reported(dir *fsdir.Dir, name string) {
 	var st unix.Stat_t
-	if unix.Fstat(dir.fd, &st) != nil {
+	if unix.Fstat(dir.Fd(), &st) != nil {
 		return
 	}
 	s.dirsMu.Lock()
@@ -147,9 +148,9 @@ func (s *Session) reported(dir *dirHandle, name string) {
 	s.seen[reportedName{identityOf(&st), name}] = struct{}{}
 }
 
-func (s *Session) wasReported(dir *dirHandle, name string) bool {
+func (s *Session) wasReported(dir *fsdir.Dir, name string) bool {
 	var st unix.Stat_t
-	if unix.Fstat(dir.fd, &st) != nil {
+	if unix.Fstat(dir.Fd(), &st) != nil {
 		return false
 	}
 	s.dirsMu.Lock()
@@ -162,8 +163,8 @@ func (s *Session) wasReported(dir *dirHandle, name string) bool {
 // lets this run adopt it (trust.go), it carries fastcp's mark and nobody
 // holds its lock. It unlinks the name only while it is the file it
 // locked. why says what the trust rule refused.
-func removeIfDead(dir *dirHandle, name string, source identity) (found leftover, why string) {
-	fd, fst, err := openLeftover(dir.fd, name, dir.join(name), unix.O_RDONLY, source)
+func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover, why string) {
+	fd, fst, err := openLeftover(dir.Fd(), name, shownIn(dir, name), unix.O_RDONLY, source)
 	var refused *Distrusted
 	switch {
 	case err == unix.ENOENT:
@@ -190,10 +191,10 @@ func removeIfDead(dir *dirHandle, name string, source identity) (found leftover,
 	// Marked and unlocked: its writer is gone. Still the same file under
 	// that name? (A copy that finished renamed it away; nothing can take
 	// the name back while this lock is held but a user.)
-	if !entryIs(dir.fd, name, identityOf(fst)) {
+	if !entryIs(dir.Fd(), name, identityOf(fst)) {
 		return leftoverGone, ""
 	}
-	if err := unlinkat(dir.fd, name, 0); err != nil {
+	if err := unlinkat(dir.Fd(), name, 0); err != nil {
 		if err == unix.ENOENT {
 			return leftoverGone, ""
 		}

@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func ino(t *testing.T, p string) uint64 {
 // once it is renamed into place.
 func TestTempFileMarkedWhileWritten(t *testing.T) {
 	dir, dest, src := setup(t, []byte("new"))
-	d, err := Create(dest, Options{Named: true})
+	d, err := Create(fsdir.Cwd, dest, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestTempFileBelongsToItsInode(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			dir, dest, src := setup(t, []byte("new"))
 			s := NewSession()
-			d, err := Create(dest, Options{Session: s, Named: true})
+			d, err := Create(fsdir.Cwd, dest, Options{Session: s, Named: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,12 +117,12 @@ func TestTempFileBelongsToItsInode(t *testing.T) {
 func TestSessionInterrupt(t *testing.T) {
 	dir, dest, _ := setup(t, []byte("new"))
 	s := NewSession()
-	_, err := Create(dest, Options{Session: s})
+	_, err := Create(fsdir.Cwd, dest, Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inPlace := filepath.Join(dir, "inplace")
-	_, err = Create(inPlace, Options{Session: s, InPlace: true})
+	_, err = Create(fsdir.Cwd, inPlace, Options{Session: s, InPlace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestSweep(t *testing.T) {
 	write(other)
 	mark(t, other)
 
-	d, err := Create(dest, Options{})
+	d, err := Create(fsdir.Cwd, dest, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestSweep(t *testing.T) {
 	s := NewSession()
 	write(dead)
 	mark(t, dead)
-	d1, err := Create(dest, Options{Session: s})
+	d1, err := Create(fsdir.Cwd, dest, Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestSweep(t *testing.T) {
 	write(later)
 	mark(t, later)
 	write(dead) // taken again, by a file that is not fastcp's
-	d2, err := Create(dest, Options{Session: s})
+	d2, err := Create(fsdir.Cwd, dest, Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestDirCreatedIsNotSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	mark(t, first)
-	d, err := Create(filepath.Join(dir, "dst"), Options{Session: s})
+	d, err := Create(fsdir.Cwd, filepath.Join(dir, "dst"), Options{Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,14 +312,14 @@ func TestReplace(t *testing.T) {
 	s := NewSession()
 	symlink := func(e Entry) error { return unix.Symlinkat("target", e.Dir, e.Name) }
 	boom := errors.New("boom")
-	if _, err := Replace(s, dest, symlink, func(Entry) error { return boom }); err != boom {
+	if _, err := Replace(s, fsdir.Cwd, dest, symlink, func(Entry) error { return boom }); err != boom {
 		t.Errorf("Replace: %v, want the finish error", err)
 	}
 	if b, _ := os.ReadFile(dest); string(b) != "old" {
 		t.Errorf("DEST changed after a failed finish: %q", b)
 	}
 	assertNoTemps(t, dir)
-	if _, err := Replace(s, dest, symlink, nil); err != nil {
+	if _, err := Replace(s, fsdir.Cwd, dest, symlink, nil); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := os.Readlink(dest); err != nil || l != "target" {

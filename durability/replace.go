@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 
@@ -17,52 +18,40 @@ type Entry struct {
 	Path string
 }
 
-// Replace puts a new directory entry at path atomically: create makes it
-// under a temporary name in path's directory (a symbolic link, a FIFO, a
+// Replace puts a new directory entry at DEST (name in dir, as for Create)
+// atomically: create makes it under a temporary name in DEST's directory (a symbolic link, a FIFO, a
 // device node, a hard link: it must fail with an error that is
 // os.ErrExist when the name is taken), finish (if not nil) gives it its
-// attributes, and then it is renamed over path, so an existing entry is
+// attributes, and then it is renamed over DEST, so an existing entry is
 // replaced in one step and never missing. On failure nothing is left
 // behind. The entry is registered with s (nil: with no session) while it
 // has its temporary name, and removed or renamed only while that name still
 // is the entry made. When the first temporary name was taken, the
-// leftovers for path are swept as Create sweeps them, and returned.
-func Replace(s *Session, path string, create, finish func(Entry) error) ([]Leftover, error) {
-	dirName, base := filepath.Split(path)
-	dir, err := openDirHandle(dirName)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
-	}
-	return replaceIn(s, dir, base, create, finish)
-}
-
-// ReplaceAt is Replace for the entry name in the directory dirfd, which the
-// caller holds open (see CreateAt); shownDir names it in messages and in
-// Entry.Path.
-func ReplaceAt(s *Session, dirfd int, shownDir, name string, create, finish func(Entry) error) ([]Leftover, error) {
-	dir, name, err := entryAt(dirfd, shownDir, name)
+// leftovers for DEST are swept as Create sweeps them, and returned.
+func Replace(s *Session, dir *fsdir.Dir, name string, create, finish func(Entry) error) ([]Leftover, error) {
+	in, base, _, err := entryIn(dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return replaceIn(s, dir, name, create, finish)
+	return replaceIn(s, in, base, create, finish)
 }
 
 // replaceIn is Replace for base in dir; it closes dir.
-func replaceIn(s *Session, dir *dirHandle, base string, create, finish func(Entry) error) ([]Leftover, error) {
+func replaceIn(s *Session, dir *fsdir.Dir, base string, create, finish func(Entry) error) ([]Leftover, error) {
 	if s == nil {
 		s = NewSession()
 	}
-	defer dir.close()
+	defer dir.Release()
 	var swept []Leftover
 	for i := 0; ; i++ {
-		ent := Entry{Dir: dir.fd, Name: filepath.Base(tempName(base, i == 0))}
-		ent.Path = dir.join(ent.Name)
+		ent := Entry{Dir: dir.Fd(), Name: filepath.Base(tempName(base, i == 0))}
+		ent.Path = shownIn(dir, ent.Name)
 		e, err := s.create(dir, ent.Name, func() (identity, error) {
 			if err := create(ent); err != nil {
 				return identity{}, err
 			}
 			var st unix.Stat_t
-			if err := unix.Fstatat(dir.fd, ent.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err := unix.Fstatat(dir.Fd(), ent.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				return identity{}, err
 			}
 			return identityOf(&st), nil

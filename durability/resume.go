@@ -3,6 +3,7 @@ package durability
 import (
 	"bytes"
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -278,7 +279,8 @@ type FreshStart struct {
 func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 
 // Continue looks for the leftover of an interrupted copy of the source id
-// to path, under FirstTemp(path), and continues it. It returns:
+// to DEST (name in dir, as for Create), under DEST's first temporary name
+// (FirstTemp), and continues it. It returns:
 //   - a Destination and the offset to copy from, when the leftover is
 //     resumed (it was cut back to its checkpoint, and is locked, registered
 //     with o.Session and recorded as Create's files are);
@@ -289,60 +291,49 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 //   - a *LiveError: a copy is writing it; it is left alone.
 //
 // reached is the copy's progress, as for StartRecord.
-func Continue(path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
-	dirName, base := filepath.Split(path)
-	dir, err := openDirHandle(dirName)
+func Continue(dir *fsdir.Dir, name string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
+	in, base, path, err := entryIn(dir, name)
 	if err != nil {
 		// Create reports what is wrong with the directory.
 		return nil, 0, nil
 	}
-	return continueIn(dir, base, path, id, o, reached)
-}
-
-// ContinueAt is Continue for the entry name in the directory dirfd, which
-// the caller holds open (see CreateAt).
-func ContinueAt(dirfd int, shownDir, name string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
-	dir, name, err := entryAt(dirfd, shownDir, name)
-	if err != nil {
-		return nil, 0, nil
-	}
-	return continueIn(dir, name, dir.join(name), id, o, reached)
+	return continueIn(in, base, path, id, o, reached)
 }
 
 // continueIn is Continue for base in dir (path names it); it owns dir.
-func continueIn(dir *dirHandle, base, path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
+func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
 	if o.Session == nil {
 		o.Session = NewSession()
 	}
 	name := filepath.Base(FirstTemp(base))
-	temp := dir.join(name)
+	temp := shownIn(dir, name)
 	flags := unix.O_RDWR | o.Sync.OpenFlags()
-	fd, fst, err := openLeftover(dir.fd, name, temp, flags, identity{dev: id.Dev, ino: id.Ino})
+	fd, fst, err := openLeftover(dir.Fd(), name, temp, flags, identity{dev: id.Dev, ino: id.Ino})
 	var refused *Distrusted
 	switch {
 	case err == unix.ENOENT:
-		dir.close()
+		dir.Release()
 		return nil, 0, nil
 	case errors.As(err, &refused):
 		// Not this user's to adopt (trust.go): left alone, and named
 		// here only, not again by the sweep of the fresh copy.
 		o.Session.reported(dir, name)
-		dir.close()
+		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: refused.Why}
 	case err != nil:
-		dir.close()
+		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
 	st := *fst
 	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
-		if remove && entryIs(dir.fd, name, identityOf(&st)) {
+		if remove && entryIs(dir.Fd(), name, identityOf(&st)) {
 			// Locked by fd, marked as fastcp's: a dead leftover.
-			unlinkat(dir.fd, name, 0)
+			unlinkat(dir.Fd(), name, 0)
 		} else {
 			o.Session.reported(dir, name)
 		}
 		unix.Close(fd)
-		dir.close()
+		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail}
 	}
 	// The mark first, then the lock, as the sweep does (leftovers.go): a
@@ -363,7 +354,7 @@ func continueIn(dir *dirHandle, base, path string, id SourceID, o Options, reach
 	case nil:
 	case unix.EWOULDBLOCK:
 		unix.Close(fd)
-		dir.close()
+		dir.Release()
 		return nil, 0, &LiveError{Temp: temp}
 	default:
 		// No locks here (ENOLCK, EOPNOTSUPP): whether a copy still

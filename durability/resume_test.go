@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -47,7 +48,7 @@ func TestStartRecordWithoutUserXattrs(t *testing.T) {
 	old := fsetxattr
 	fsetxattr = func(int, string, []byte, int) error { return unix.ENOTSUP }
 	t.Cleanup(func() { fsetxattr = old })
-	d, err := Create(filepath.Join(dir, "dst"), Options{Named: true})
+	d, err := Create(fsdir.Cwd, filepath.Join(dir, "dst"), Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
 	id := srcID(t, dir, 8<<20)
-	d, err := Create(dst, Options{Named: true})
+	d, err := Create(fsdir.Cwd, dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +90,14 @@ func TestContinueFromCheckpoint(t *testing.T) {
 
 	changed := id
 	changed.Mtime++
-	if _, _, err := Continue(dst, changed, Options{}, nil); !isFresh(err, WhyChanged) {
+	if _, _, err := Continue(fsdir.Cwd, dst, changed, Options{}, nil); !isFresh(err, WhyChanged) {
 		t.Fatalf("a changed source: %v, want a fresh start", err)
 	}
 	if _, err := os.Stat(FirstTemp(dst)); !os.IsNotExist(err) {
 		t.Fatalf("the leftover of a changed source is still there: %v", err)
 	}
 	// Again, this time resumed.
-	d, err = Create(dst, Options{Named: true})
+	d, err = Create(fsdir.Cwd, dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 	d.File.Write(make([]byte, 3<<20+12345))
 	d.Checkpoint(2<<20 + 5000)
 	die(d)
-	r, start, err := Continue(dst, id, Options{}, new(atomic.Int64))
+	r, start, err := Continue(fsdir.Cwd, dst, id, Options{}, new(atomic.Int64))
 	if err != nil || start != 2<<20 {
 		t.Fatalf("Continue: start %d, %v; want the checkpoint rounded down to a MiB", start, err)
 	}
@@ -113,7 +114,7 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", fi.Size())
 	}
 	// A second run meanwhile finds it locked.
-	if _, _, err := Continue(dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {
+	if _, _, err := Continue(fsdir.Cwd, dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {
 		t.Errorf("a locked leftover: %v, want a LiveError", err)
 	}
 }
@@ -132,7 +133,7 @@ func die(d *Destination) {
 	d.File.Close()
 	unix.Close(d.lockFd)
 	d.lockFd = -1
-	d.dir.close()
+	d.dir.Release()
 	d.done = true
 }
 
@@ -147,7 +148,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	dir := t.TempDir()
 	id := srcID(t, dir, 1<<20)
 	s := NewSession()
-	keep, err := Create(filepath.Join(dir, "a"), Options{Session: s, Named: true})
+	keep, err := Create(fsdir.Cwd, filepath.Join(dir, "a"), Options{Session: s, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	}
 	keep.File.Write(make([]byte, 4096))
 	reached.Store(4096)
-	plain, err := Create(filepath.Join(dir, "b"), Options{Session: s, Named: true})
+	plain, err := Create(fsdir.Cwd, filepath.Join(dir, "b"), Options{Session: s, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}

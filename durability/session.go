@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"fastcp/internal/fsdir"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,7 @@ func NewSession() *Session { return &Session{} }
 
 // create makes an entry under s's lock with mk, which returns the new
 // entry's identity, and registers it.
-func (s *Session) create(dir *dirHandle, name string, mk func() (identity, error)) (*tempEntry, error) {
+func (s *Session) create(dir *fsdir.Dir, name string, mk func() (identity, error)) (*tempEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, err := mk()

@@ -34,8 +34,8 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -129,7 +129,7 @@ type Destination struct {
 	unnamed bool
 
 	session *Session
-	dir     *dirHandle // DEST's directory; nil when writing in place
+	dir     *fsdir.Dir // DEST's directory; nil when writing in place
 	base    string     // DEST's name in dir
 	entry   *tempEntry // the temporary file; nil once renamed or removed
 	lockFd  int        // holds the temporary file's lock; -1: none
@@ -202,38 +202,25 @@ func (d *Destination) Unnamed() bool { return d.unnamed }
 // temporary name was taken.
 func (d *Destination) Leftovers() []Leftover { return d.swept }
 
-// Create opens the destination for path: a new temporary file, mode 0600,
-// in path's directory (unnamed where the filesystem allows it, see
-// tempfile.go), or path itself when o.InPlace. The open call carries
-// O_SYNC or O_DSYNC when o.Sync asks for them. The caller defers Abort,
-// which does nothing after Commit.
-func Create(path string, o Options) (*Destination, error) {
-	if o.InPlace {
-		return createIn(nil, path, path, o)
-	}
-	dirName, base := filepath.Split(path)
-	dir, err := openDirHandle(dirName)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dirName, Err: err}
-	}
-	return createIn(dir, base, path, o)
-}
-
-// CreateAt is Create for the entry name in the directory dirfd, which the
-// caller holds open until the Destination is committed or aborted.
-// Every call is relative to dirfd; shownDir is the directory as messages
-// and Path name it ("" for the current directory).
-func CreateAt(dirfd int, shownDir, name string, o Options) (*Destination, error) {
-	dir, name, err := entryAt(dirfd, shownDir, name)
+// Create opens the destination name in dir (an entry of dir, or a path
+// relative to it; in fsdir.Cwd, any path): a new temporary file, mode
+// 0600, in DEST's directory (unnamed where the filesystem allows it, see
+// tempfile.go), or DEST itself when o.InPlace. The open call carries
+// O_SYNC or O_DSYNC when o.Sync asks for them. Every call is relative to
+// DEST's directory, which the Destination holds (a reference of its own)
+// until it is committed or aborted. The caller defers Abort, which does
+// nothing after Commit.
+func Create(dir *fsdir.Dir, name string, o Options) (*Destination, error) {
+	in, base, path, err := entryIn(dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return createIn(dir, name, dir.join(name), o)
+	return createIn(in, base, path, o)
 }
 
-// createIn opens the destination base in dir (path names it; with
-// o.InPlace, a nil dir means base is a path); it owns dir from here on.
-func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error) {
+// createIn opens the destination base in dir (path names it); it owns
+// dir's reference from here on.
+func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error) {
 	if o.Session == nil {
 		o.Session = NewSession()
 	}
@@ -251,7 +238,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 		}
 		f, err := openInPlace(dir, base, path, flags, perm)
 		if err != nil {
-			dir.close()
+			dir.Release()
 			return nil, err
 		}
 		// In place, dir (if any) is only DEST's directory, for the
@@ -267,7 +254,7 @@ func createIn(dir *dirHandle, base, path string, o Options) (*Destination, error
 	} else {
 		f, e, lockFd, firstTaken, tst, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
-			dir.close()
+			dir.Release()
 			return nil, err
 		}
 		d.File, d.temp, d.dir, d.base, d.entry, d.lockFd = f, e.path(), dir, base, e, lockFd
@@ -307,14 +294,11 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 	}
 }
 
-// openInPlace opens DEST itself for an in-place copy: base in dir, or the
-// path base when dir is nil, with exactly flags in one open (sysx.Open: no
-// fcntl that could carry O_SYNC); path names it in messages.
-func openInPlace(dir *dirHandle, base, path string, flags int, perm os.FileMode) (*os.File, error) {
-	if dir == nil {
-		return sysx.Open(base, flags, perm)
-	}
-	fd, err := sysx.Openat(dir.fd, base, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
+// openInPlace opens DEST itself for an in-place copy: base in dir, with
+// exactly flags in one open (no fcntl that could carry O_SYNC); path names
+// it in messages.
+func openInPlace(dir *fsdir.Dir, base, path string, flags int, perm os.FileMode) (*os.File, error) {
+	fd, err := sysx.Openat(dir.Fd(), base, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -378,7 +362,7 @@ func (d *Destination) release() {
 		unix.Close(d.lockFd)
 		d.lockFd = -1
 	}
-	d.dir.close()
+	d.dir.Release()
 	if d.opts.InPlace {
 		d.session.writingInPlace(d, false)
 	}
@@ -453,7 +437,7 @@ func (d *Destination) Commit(src *os.File) error {
 	switch {
 	case d.unnamed && d.opts.New:
 		// Complete, and nothing to replace: it gets DEST's name.
-		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.fd, d.base) }); err != nil {
+		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.Fd(), d.base) }); err != nil {
 			closeFile(d.File)
 			d.release()
 			return &Error{Op: OpCreate, Err: err}
@@ -477,10 +461,10 @@ func (d *Destination) Commit(src *os.File) error {
 		_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
 	}
 	if err := closeFile(d.File); err != nil {
-		if linked && entryIs(d.dir.fd, d.base, identityOf(d.Stat)) {
+		if linked && entryIs(d.dir.Fd(), d.base, identityOf(d.Stat)) {
 			// A write error the close reported: DEST goes again, as
 			// it was (absent).
-			unlinkat(d.dir.fd, d.base, 0)
+			unlinkat(d.dir.Fd(), d.base, 0)
 		}
 		d.removeTemp()
 		d.release()
@@ -500,12 +484,7 @@ func (d *Destination) Commit(src *os.File) error {
 	// of every directory fsync is in dir.go.)
 	if d.opts.Sync != SyncNone && d.ftype == unix.S_IFREG {
 		t := time.Now()
-		var err error
-		if d.dir != nil {
-			err = d.dir.sync()
-		} else {
-			err = syncDir(filepath.Dir(d.Path))
-		}
+		err := syncDir(d.dir)
 		d.stats.DirSync = time.Since(t)
 		if err != nil {
 			return &Error{Op: OpFsyncDir, Err: err}
@@ -573,19 +552,6 @@ func (d *Destination) verifyIfAsked(src *os.File) error {
 	t := time.Now()
 	err := d.verify(src)
 	d.stats.Verify = time.Since(t)
-	return err
-}
-
-// syncDir makes the entries of directory dir durable: open(2) with
-// O_DIRECTORY|O_RDONLY (a directory cannot be opened for writing, and
-// fsync needs no write access) and fsync(2).
-func syncDir(dir string) error {
-	fd, err := openDir(dir)
-	if err != nil {
-		return err
-	}
-	err = ignoringEINTR(func() error { return fsync(fd) })
-	unix.Close(fd)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 
 	"golang.org/x/sys/unix"
@@ -75,22 +76,12 @@ func IsUnsupported(err error) bool {
 		errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOLCK)
 }
 
-// dirHandle is a directory opened once, by the path the user gave (so a
-// symbolic link among its components is followed, as cp follows it), for
-// the calls relative to it.
-type dirHandle struct {
-	fd    int
-	shown string // the directory as the user named it, "" for "."
-	path  bool   // fd is O_PATH (no read permission): it cannot be fsynced or listed
-	// borrowed: fd is the caller's (dirHandleAt), which close leaves
-	// open; whether it is O_PATH is found out by the fsync (EBADF).
-	borrowed bool
-}
-
-// openDirHandle opens dir for calls relative to it: O_RDONLY when it may be
-// read (for the fsync and the listing), else O_PATH, which needs only
-// search permission, as creating a file in it does.
-func openDirHandle(dir string) (*dirHandle, error) {
+// openDirHandle opens dir (by the path the user gave, so a symbolic link
+// among its components is followed, as cp follows it) for calls relative
+// to it: O_RDONLY when it may be read (for the fsync and the listing),
+// else O_PATH, which needs only search permission, as creating a file in
+// it does.
+func openDirHandle(dir string) (*fsdir.Dir, error) {
 	name := "."
 	if dir != "" {
 		name = filepath.Clean(dir)
@@ -99,83 +90,72 @@ func openDirHandle(dir string) (*dirHandle, error) {
 	if err == unix.EACCES {
 		fd, err = openPathDir(name)
 		if err == nil {
-			return &dirHandle{fd: fd, shown: dir, path: true}, nil
+			return fsdir.NewOPath(fd, dir), nil
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &dirHandle{fd: fd, shown: dir}, nil
+	return fsdir.New(fd, dir), nil
 }
 
-// dirHandleAt makes a handle of the directory dirfd, named shown in
-// messages: dirfd itself, borrowed (the handle's close leaves it open), so
-// the caller keeps it open until the destination is committed or aborted.
-// AT_FDCWD is the current directory, opened as openDirHandle opens it.
-func dirHandleAt(dirfd int, shown string) (*dirHandle, error) {
-	if dirfd == unix.AT_FDCWD {
-		h, err := openDirHandle("")
-		if h != nil {
-			h.shown = shown
-		}
-		return h, err
-	}
-	return &dirHandle{fd: dirfd, shown: shown, borrowed: true}, nil
-}
-
-// entryAt makes the handle of the directory that holds name (an entry of
-// dirfd, or a relative path from it: the target of a symbolic link, whose
-// directories are followed as a path's are) and returns name's last
-// component in it. Its errors are *os.PathError.
-func entryAt(dirfd int, shown, name string) (*dirHandle, string, error) {
+// entryIn finds the directory that holds name in dir (an entry of dir,
+// or a relative path from it: the target of a symbolic link, whose
+// directories are followed as a path's are; in fsdir.Cwd, any path) and
+// returns it, with a reference the caller releases, and name's last
+// component in it, and the path that names the entry in messages. Its
+// errors are *os.PathError.
+func entryIn(dir *fsdir.Dir, name string) (in *fsdir.Dir, base, path string, err error) {
 	sub, base := filepath.Split(name)
+	if dir == fsdir.Cwd {
+		if base == "" {
+			return nil, "", "", &os.PathError{Op: "open", Path: name, Err: unix.ENOENT}
+		}
+		in, err := openDirHandle(sub)
+		if err != nil {
+			return nil, "", "", &os.PathError{Op: "open", Path: sub, Err: err}
+		}
+		return in, base, name, nil
+	}
+	path = filepath.Join(dir.Path(), name)
 	if base == "" {
 		// "" (or "dir/") names no entry to create.
-		return nil, "", &os.PathError{Op: "open", Path: filepath.Join(shown, name), Err: unix.ENOENT}
+		return nil, "", "", &os.PathError{Op: "open", Path: path, Err: unix.ENOENT}
 	}
-	h, err := dirHandleAt(dirfd, shown)
-	if err != nil {
-		return nil, "", &os.PathError{Op: "open", Path: shown, Err: err}
+	if dir.Err() != nil {
+		return nil, "", "", &os.PathError{Op: "open", Path: dir.Path(), Err: dir.Err()}
 	}
 	if sub == "" {
-		return h, base, nil
+		dir.Hold()
+		return dir, base, path, nil
 	}
-	defer h.close()
-	fd, err := sysx.Openat(h.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	path := false
+	shown := filepath.Join(dir.Path(), sub)
+	fd, err := sysx.Openat(dir.Fd(), sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err == unix.EACCES {
-		fd, err = sysx.Openat(h.fd, sub, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		path = true
+		if fd, err = sysx.Openat(dir.Fd(), sub, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			return fsdir.NewOPath(fd, shown), base, path, nil
+		}
 	}
 	if err != nil {
-		return nil, "", &os.PathError{Op: "open", Path: h.join(sub), Err: err}
+		return nil, "", "", &os.PathError{Op: "open", Path: shown, Err: err}
 	}
-	return &dirHandle{fd: fd, shown: h.join(sub), path: path}, base, nil
+	return fsdir.New(fd, shown), base, path, nil
 }
 
-func (h *dirHandle) close() {
-	if h != nil && h.fd >= 0 {
-		if !h.borrowed {
-			unix.Close(h.fd)
-		}
-		h.fd = -1
-	}
-}
+// shownIn names the entry name of dir in messages.
+func shownIn(dir *fsdir.Dir, name string) string { return filepath.Join(dir.Path(), name) }
 
-// join names an entry of the directory for messages.
-func (h *dirHandle) join(name string) string { return filepath.Join(h.shown, name) }
-
-// sync fsyncs the directory. An O_PATH handle (fsync answers EBADF) is
-// opened again for it, which fails as it did the first time: fsync needs a
-// descriptor opened for reading.
-func (h *dirHandle) sync() error {
-	if !h.path {
-		err := ignoringEINTR(func() error { return fsync(h.fd) })
+// syncDir fsyncs the directory. An O_PATH directory (fsync answers EBADF)
+// is opened again for it, which fails as it did the first time: fsync
+// needs a descriptor opened for reading.
+func syncDir(dir *fsdir.Dir) error {
+	if !dir.OPath() {
+		err := ignoringEINTR(func() error { return fsync(dir.Fd()) })
 		if err != unix.EBADF {
 			return err
 		}
 	}
-	fd, err := openDirAt(h.fd, ".")
+	fd, err := openDirAt(dir.Fd(), ".")
 	if err != nil {
 		return err
 	}
@@ -202,20 +182,20 @@ func entryIs(dirfd int, name string, id identity) bool {
 // temporary file, or the new entry of Replace. The session keeps it until
 // it is renamed into place or removed, so that a fatal signal removes it.
 type tempEntry struct {
-	dir    *dirHandle
+	dir    *fsdir.Dir
 	name   string
 	id     identity
 	keeper *keeper // --resume: recorded, and kept on a fatal signal
 }
 
 // path names the entry for messages.
-func (e *tempEntry) path() string { return e.dir.join(e.name) }
+func (e *tempEntry) path() string { return shownIn(e.dir, e.name) }
 
 // removeIfOurs unlinks the entry if its name still is the file this run
 // made; a name that another run or a user reused is left alone.
 func (e *tempEntry) removeIfOurs() {
-	if entryIs(e.dir.fd, e.name, e.id) {
-		unlinkat(e.dir.fd, e.name, 0)
+	if entryIs(e.dir.Fd(), e.name, e.id) {
+		unlinkat(e.dir.Fd(), e.name, 0)
 	}
 }
 
@@ -226,10 +206,10 @@ var errReplaced = errors.New("the temporary file was removed or replaced by anot
 // renameOver renames the entry over target in the same directory, provided
 // the name still is this run's file.
 func (e *tempEntry) renameOver(target string) error {
-	if !entryIs(e.dir.fd, e.name, e.id) {
+	if !entryIs(e.dir.Fd(), e.name, e.id) {
 		return errReplaced
 	}
-	return renameat(e.dir.fd, e.name, e.dir.fd, target)
+	return renameat(e.dir.Fd(), e.name, e.dir.Fd(), target)
 }
 
 // createTempFile makes a new temporary file beside base in dir, as the
@@ -239,7 +219,7 @@ func (e *tempEntry) renameOver(target string) error {
 // registered with s before the create returns, under s's lock, so a signal
 // cannot leave it behind. st is the new file's fstat, made right after the
 // create (for its identity), which the Destination keeps as its Stat.
-func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
+func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
@@ -247,7 +227,7 @@ func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.F
 		st = new(unix.Stat_t)
 		e, err = s.create(dir, name, func() (identity, error) {
 			var err error
-			fd, err = openat(dir.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
+			fd, err = openat(dir.Fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
 			if err != nil {
 				return identity{}, err
 			}
@@ -255,7 +235,7 @@ func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.F
 				unix.Close(fd)
 				// Created a moment ago under O_EXCL: nobody else could
 				// have had the name in between.
-				unlinkat(dir.fd, name, 0)
+				unlinkat(dir.Fd(), name, 0)
 				return identity{}, err
 			}
 			return identityOf(st), nil
@@ -265,10 +245,10 @@ func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.F
 			continue
 		}
 		if err != nil {
-			return nil, nil, -1, firstTaken, nil, &os.PathError{Op: "open", Path: dir.join(name), Err: err}
+			return nil, nil, -1, firstTaken, nil, &os.PathError{Op: "open", Path: shownIn(dir, name), Err: err}
 		}
 		lockFd = lockTempFd(fd)
-		if !entryIs(dir.fd, name, e.id) {
+		if !entryIs(dir.Fd(), name, e.id) {
 			// Removed (or replaced) before the lock was taken, by
 			// something that is not fastcp (a sweep never removes an
 			// unmarked file): start over under a new name.
@@ -283,7 +263,7 @@ func createTempFile(s *Session, dir *dirHandle, base string, flags int) (f *os.F
 		// unmarked: a later sweep then cannot prove it is a leftover and
 		// only warns about it.
 		_ = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
-		return os.NewFile(uintptr(fd), dir.join(name)), e, lockFd, firstTaken, st, nil
+		return os.NewFile(uintptr(fd), shownIn(dir, name)), e, lockFd, firstTaken, st, nil
 	}
 }
 
@@ -335,11 +315,11 @@ var procFd = sync.OnceValue(func() bool {
 // made, or none is wanted (named: a --resume copy's); the caller then
 // makes a named one, which reports a real error (EACCES, ENOSPC, ...)
 // under a name.
-func createUnnamed(dir *dirHandle, flags int, named bool) (*os.File, *unix.Stat_t) {
+func createUnnamed(dir *fsdir.Dir, flags int, named bool) (*os.File, *unix.Stat_t) {
 	if named || !procFd() {
 		return nil, nil
 	}
-	fd, err := openat(dir.fd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, 0o600)
+	fd, err := openat(dir.Fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, 0o600)
 	if err != nil {
 		return nil, nil
 	}
@@ -348,24 +328,24 @@ func createUnnamed(dir *dirHandle, flags int, named bool) (*os.File, *unix.Stat_
 		unix.Close(fd)
 		return nil, nil
 	}
-	return os.NewFile(uintptr(fd), dir.join(".")), st
+	return os.NewFile(uintptr(fd), shownIn(dir, ".")), st
 }
 
 // nameTemp links the unnamed temporary file fd (identity id) into dir
 // under the first free temporary name for base, registered with s as the
 // named files are (so a fatal signal from here on removes it). linkat never
 // replaces a name: the entry it makes is this file.
-func nameTemp(s *Session, dir *dirHandle, base string, fd int, id identity) (*tempEntry, error) {
+func nameTemp(s *Session, dir *fsdir.Dir, base string, fd int, id identity) (*tempEntry, error) {
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
 		e, err := s.create(dir, name, func() (identity, error) {
-			return id, linkFd(fd, dir.fd, name)
+			return id, linkFd(fd, dir.Fd(), name)
 		})
 		if err == unix.EEXIST {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "link", Path: dir.join(name), Err: err}
+			return nil, &os.PathError{Op: "link", Path: shownIn(dir, name), Err: err}
 		}
 		return e, nil
 	}
@@ -398,10 +378,10 @@ func linkFd(fd, dirfd int, name string) error {
 // firstTempTaken reports whether DEST's first temporary name exists in
 // dir: by a leftover of an interrupted copy, or a copy to the same DEST
 // still running, which the sweep then looks at.
-func firstTempTaken(dir *dirHandle, base string) bool {
+func firstTempTaken(dir *fsdir.Dir, base string) bool {
 	var st unix.Stat_t
 	err := ignoringEINTR(func() error {
-		return unix.Fstatat(dir.fd, filepath.Base(FirstTemp(base)), &st, unix.AT_SYMLINK_NOFOLLOW)
+		return unix.Fstatat(dir.Fd(), filepath.Base(FirstTemp(base)), &st, unix.AT_SYMLINK_NOFOLLOW)
 	})
 	return err != unix.ENOENT
 }

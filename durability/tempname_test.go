@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestCreateWhenFirstTempTaken(t *testing.T) {
 	if err := os.WriteFile(FirstTemp(dst), []byte("leftover"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Create(dst, Options{Named: true})
+	d, err := Create(fsdir.Cwd, dst, Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestCreateWhenFirstTempTaken(t *testing.T) {
 	if b, err := os.ReadFile(FirstTemp(dst)); err != nil || string(b) != "leftover" {
 		t.Errorf("the leftover became %q, %v", b, err)
 	}
-	d2, err := Create(filepath.Join(filepath.Dir(dst), "other"), Options{Named: true})
+	d2, err := Create(fsdir.Cwd, filepath.Join(filepath.Dir(dst), "other"), Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestUnnamedTempFile(t *testing.T) {
 			dir, dest, src := setup(t, []byte("new data"))
 			before := names(t, dir)
 			s := NewSession()
-			d, err := Create(dest, Options{Session: s, Verify: true, Source: src})
+			d, err := Create(fsdir.Cwd, dest, Options{Session: s, Verify: true, Source: src})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestUnnamedTempFile(t *testing.T) {
 	}
 	t.Run("named", func(t *testing.T) {
 		_, dest, _ := setup(t, nil)
-		d, err := Create(dest, Options{Named: true})
+		d, err := Create(fsdir.Cwd, dest, Options{Named: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestUnnamedTempFileNameTaken(t *testing.T) {
 	if err := os.WriteFile(first, []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Create(dest, Options{Source: src})
+	d, err := Create(fsdir.Cwd, dest, Options{Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestUnnamedNewDest(t *testing.T) {
 				t.Skipf("no O_TMPFILE in %s", dir)
 			}
 			dest := filepath.Join(dir, "new")
-			d, err := Create(dest, Options{New: true})
+			d, err := Create(fsdir.Cwd, dest, Options{New: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -77,9 +77,9 @@ func (d *Destination) verify(src *os.File) error {
 	if d.unnamed {
 		name = sysx.FdPath(d.fd, "")
 	} else if d.entry != nil {
-		dirfd, name, flags = d.dir.fd, d.entry.name, unix.O_NOFOLLOW
+		dirfd, name, flags = d.dir.Fd(), d.entry.name, unix.O_NOFOLLOW
 	} else if d.dir != nil {
-		dirfd, name = d.dir.fd, d.base
+		dirfd, name = d.dir.Fd(), d.base
 	}
 	if beforeVerify != nil {
 		if err := beforeVerify(dirfd, name); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fastcp/internal/fsdir"
 	"fmt"
 	"os"
 	"os/exec"
@@ -343,7 +344,7 @@ func inProcessCopy(src, dst string, o durability.Options, strat copier.Strategy)
 		// for drop-behind and for checksumming it behind the copy.
 		o.Source = sf
 	}
-	d, err := durability.Create(dst, o)
+	d, err := durability.Create(fsdir.Cwd, dst, o)
 	if err != nil {
 		return durability.Stats{}, err
 	}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+
+package fsdir
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s did not panic", what)
+		}
+		if !strings.Contains(r.(string), "closed directory") {
+			t.Fatalf("%s panicked with %v", what, r)
+		}
+	}()
+	f()
+}
+
+// The last Release closes the descriptor; a Release or Hold after it
+// panics, as os.Root's misuse does.
+func TestReferenceCount(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := d.Fd()
+	d.Hold()
+	d.Release()
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		t.Fatalf("closed while held: %v", err)
+	}
+	d.Release()
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Fatalf("the last Release left the descriptor open: %v", err)
+	}
+	mustPanic(t, "Release after the last", d.Release)
+	mustPanic(t, "Hold after the last Release", d.Hold)
+	// Cwd and a failed directory have nothing to close.
+	Cwd.Hold()
+	Cwd.Release()
+	Cwd.Release()
+	f := Failed("x", unix.ENOENT)
+	f.Release()
+	if _, err := f.Stat("a", false); err != unix.ENOENT {
+		t.Errorf("Stat in a failed directory: %v", err)
+	}
+}
+
+// Calls land in the directory opened, whatever its name names later.
+func TestCallsFollowTheDescriptor(t *testing.T) {
+	root := t.TempDir()
+	held, moved := filepath.Join(root, "d"), filepath.Join(root, "moved")
+	os.Mkdir(held, 0o755)
+	d, err := Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	os.Rename(held, moved)
+	os.Mkdir(held, 0o755)
+	if err := d.Mkdir("sub"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(moved, "sub")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700&^umask() {
+		t.Fatalf("sub in the held directory: %v %v", fi, err)
+	}
+	names, err := d.Names()
+	if err != nil || !slices.Equal(names, []string{"sub"}) {
+		t.Errorf("Names: %q, %v", names, err)
+	}
+	sub, st, err := d.OpenReadable("sub", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Release()
+	if IDOf(&st) != sub.ID() || sub.Path() != held+"/sub" || sub.Join("f") != held+"/sub/f" {
+		t.Errorf("sub: %v %q %q", sub.ID(), sub.Path(), sub.Join("f"))
+	}
+	if got := d.At("sub"); got != "/proc/self/fd/"+strconv.Itoa(d.Fd())+"/sub" {
+		t.Errorf("At: %q", got)
+	}
+	if err := d.Sync(); err != nil {
+		t.Errorf("Sync: %v", err)
+	}
+	if d.Pseudo() {
+		t.Error("a temporary directory on /proc's filesystem?")
+	}
+	os.Symlink("sub", filepath.Join(moved, "link"))
+	if _, err := d.OpenDir("link", false); err != unix.ELOOP && err != unix.ENOTDIR {
+		t.Errorf("OpenDir followed a link: %v", err)
+	}
+	in, base, err := d.Split("link/f")
+	if err != nil || base != "f" || in.ID() != sub.ID() {
+		t.Errorf("Split: %v %q %v", in, base, err)
+	}
+	in.Release()
+}
+
+// A directory without read permission is opened O_PATH: entries can be
+// made in it, and Sync opens it again (and fails as the kernel says).
+func TestOPath(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	dir := filepath.Join(t.TempDir(), "wx")
+	os.Mkdir(dir, 0o300)
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	if !d.OPath() {
+		t.Fatal("not O_PATH")
+	}
+	if err := d.Mkdir("x"); err != nil {
+		t.Errorf("Mkdir in an O_PATH directory: %v", err)
+	}
+}
+
+func umask() os.FileMode {
+	m := unix.Umask(0)
+	unix.Umask(m)
+	return os.FileMode(m)
+}
