@@ -3,7 +3,7 @@
 package cp
 
 import (
-	"strconv"
+	"fastcp/internal/sysx"
 	"strings"
 	"sync"
 
@@ -186,7 +186,7 @@ func readSwapFiles() map[devIno]bool {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Stat(unescapeOctal(f[0]), &st) != nil {
+		if unix.Stat(sysx.UnescapeOctal(f[0]), &st) != nil {
 			continue
 		}
 		if m == nil {
@@ -195,23 +195,4 @@ func readSwapFiles() map[devIno]bool {
 		m[idOf(&st)] = true
 	}
 	return m
-}
-
-// unescapeOctal undoes the \NNN escapes of /proc files.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

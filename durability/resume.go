@@ -338,17 +338,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	}
 	// The mark first, then the lock, as the sweep does (leftovers.go): a
 	// file fastcp did not mark is not locked, not cut, not removed.
-	b := make([]byte, 256)
-	n, err := fgetxattr(fd, ResumeXattr, b)
-	switch {
-	case err == unix.ENODATA:
-		return fresh(WhyForeign, "it is not marked as fastcp's", false)
-	case err == unix.ENOTSUP:
-		return fresh(WhyForeign, ErrNoXattrs.Error()+": it cannot be told from a file of someone else's", false)
-	case err == unix.ERANGE:
-		return fresh(WhyForeign, errBadRecord.Error(), false)
-	case err != nil:
-		return fresh(WhyForeign, "reading its resume record: "+err.Error(), false)
+	rec, unread := readRecord(fd)
+	if unread != "" {
+		return fresh(WhyForeign, unread, false)
 	}
 	switch err := ignoringEINTR(func() error { return flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err {
 	case nil:
@@ -361,34 +353,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		// writes it cannot be told, so it is not touched.
 		return fresh(WhyForeign, "its lock cannot be taken: "+err.Error(), false)
 	}
-	if bytes.HasPrefix(b[:n], []byte(markMagic)) {
-		return fresh(WhyNoCheckpoint, "it has no resume record", true)
-	}
-	r, err := decodeRecord(b[:n])
-	switch {
-	case err != nil:
-		if !bytes.HasPrefix(b[:n], []byte(resumeMagic)) {
-			// Not a value fastcp writes: not removed.
-			return fresh(WhyForeign, err.Error(), false)
-		}
-		return fresh(WhyForeign, err.Error(), true)
-	case r.ID.Dev != id.Dev || r.ID.Ino != id.Ino:
-		return fresh(WhyForeign, "it is a copy of another source", true)
-	case r.ID != id:
-		return fresh(WhyChanged, "size, mtime or ctime differ from the interrupted copy's", true)
-	case r.Checkpoint > id.Size || r.Checkpoint > st.Size:
-		return fresh(WhyForeign, fmt.Sprintf("its checkpoint %d lies past the end of the file", r.Checkpoint), true)
-	case r.Checkpoint == 0:
-		return fresh(WhyNoCheckpoint, "no checkpoint was recorded", true)
-	}
-	if r.Checkpoint < id.Size {
-		// Continue at a MiB boundary: O_DIRECT (the direct strategy) and
-		// FICLONERANGE need aligned offsets, and the checkpoint of an
-		// interrupted copy is usually one already.
-		r.Checkpoint &^= resumeAlign - 1
-		if r.Checkpoint == 0 {
-			return fresh(WhyNoCheckpoint, "the checkpoint lies within the first MiB", true)
-		}
+	r, why, detail, remove := judgeRecord(rec, id, st.Size)
+	if why != "" {
+		return fresh(why, detail, remove)
 	}
 	if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, r.Checkpoint) }); err != nil {
 		return fresh(WhyForeign, "cutting it back to its checkpoint: "+err.Error(), false)
@@ -408,4 +375,57 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}
 	}
 	return d, r.Checkpoint, nil
+}
+
+// readRecord reads the resume record (or the mere mark) of the leftover
+// open as fd; unread says why there is none to judge.
+func readRecord(fd int) (rec []byte, unread string) {
+	b := make([]byte, 256)
+	n, err := fgetxattr(fd, ResumeXattr, b)
+	switch {
+	case err == unix.ENODATA:
+		return nil, "it is not marked as fastcp's"
+	case err == unix.ENOTSUP:
+		return nil, ErrNoXattrs.Error() + ": it cannot be told from a file of someone else's"
+	case err == unix.ERANGE:
+		return nil, errBadRecord.Error()
+	case err != nil:
+		return nil, "reading its resume record: " + err.Error()
+	}
+	return b[:n], ""
+}
+
+// judgeRecord decides from a leftover's resume record (rec: its xattr's
+// value) whether it may be continued for the source id; size is the
+// leftover's. When it may not, why and detail say so, and remove says
+// whether it is fastcp's own dead leftover, which is removed. r is the
+// record, its checkpoint aligned where the copy continues.
+func judgeRecord(rec []byte, id SourceID, size int64) (r resumeRecord, why, detail string, remove bool) {
+	if bytes.HasPrefix(rec, []byte(markMagic)) {
+		return r, WhyNoCheckpoint, "it has no resume record", true
+	}
+	r, err := decodeRecord(rec)
+	switch {
+	case err != nil:
+		// Not a value fastcp writes: not removed.
+		return r, WhyForeign, err.Error(), bytes.HasPrefix(rec, []byte(resumeMagic))
+	case r.ID.Dev != id.Dev || r.ID.Ino != id.Ino:
+		return r, WhyForeign, "it is a copy of another source", true
+	case r.ID != id:
+		return r, WhyChanged, "size, mtime or ctime differ from the interrupted copy's", true
+	case r.Checkpoint > id.Size || r.Checkpoint > size:
+		return r, WhyForeign, fmt.Sprintf("its checkpoint %d lies past the end of the file", r.Checkpoint), true
+	case r.Checkpoint == 0:
+		return r, WhyNoCheckpoint, "no checkpoint was recorded", true
+	}
+	if r.Checkpoint < id.Size {
+		// Continue at a MiB boundary: O_DIRECT (the direct strategy) and
+		// FICLONERANGE need aligned offsets, and the checkpoint of an
+		// interrupted copy is usually one already.
+		r.Checkpoint &^= resumeAlign - 1
+		if r.Checkpoint == 0 {
+			return r, WhyNoCheckpoint, "the checkpoint lies within the first MiB", true
+		}
+	}
+	return r, "", "", false
 }

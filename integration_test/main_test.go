@@ -14,6 +14,7 @@ package integration_test
 import (
 	"bufio"
 	"encoding/json"
+	"fastcp/internal/sysx"
 	"fmt"
 	"os"
 	"os/exec"
@@ -252,32 +253,13 @@ func mountsUnder(dir string) []string {
 		if len(fields) < 5 {
 			continue
 		}
-		mp := unescapeMountinfo(fields[4])
+		mp := sysx.UnescapeOctal(fields[4])
 		if mp == dir || strings.HasPrefix(mp, dir+"/") {
 			mps = append(mps, mp)
 		}
 	}
 	sort.Slice(mps, func(i, j int) bool { return len(mps[i]) > len(mps[j]) })
 	return mps
-}
-
-// unescapeMountinfo undoes the octal escapes (\040 for a space) of mountinfo.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // cleanupRoot unmounts whatever is still mounted under root (bind mounts or
