@@ -86,24 +86,9 @@ func (d *Destination) verify(src *os.File) error {
 			return &Error{Op: OpVerify, Err: fmt.Errorf("test hook: %w", err)}
 		}
 	}
-	// A block device destination is larger than the copy: compare only
-	// the source's length of it.
-	limit := int64(-1)
-	if d.ftype == unix.S_IFBLK {
-		limit = sst.Size
-		if st == unix.S_IFBLK {
-			// fstat gives a block device st_size 0; its end tells.
-			fd := int(src.Fd())
-			cur, err := unix.Seek(fd, 0, io.SeekCurrent)
-			if err == nil {
-				limit, err = unix.Seek(fd, 0, io.SeekEnd)
-				unix.Seek(fd, cur, io.SeekStart)
-			}
-			runtime.KeepAlive(src)
-			if err != nil {
-				return &Error{Op: OpVerify, Err: err}
-			}
-		}
+	limit, err := d.verifyLimit(src, &sst)
+	if err != nil {
+		return &Error{Op: OpVerify, Err: err}
 	}
 	srcDone := make(chan sums, 1)
 	if ss := d.srcSums; ss != nil && src == d.opts.Source {
@@ -121,21 +106,7 @@ func (d *Destination) verify(src *os.File) error {
 	if dst.err != nil {
 		return &Error{Op: OpVerify, Err: fmt.Errorf("reading the copy back: %w", dst.err)}
 	}
-	if limit >= 0 && dst.size < ss.size {
-		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the device holds %d bytes, the source %d", ErrMismatch, dst.size, ss.size)}
-	}
-	for i := range min(len(ss.crcs), len(dst.crcs)) {
-		if ss.crcs[i] != dst.crcs[i] {
-			lo := int64(i) * verifyChunk
-			hi := min(lo+verifyChunk, ss.size, dst.size)
-			return &Error{Op: OpVerify, Err: fmt.Errorf("%w in bytes %d-%d: crc32c %08x in the source, %08x read back",
-				ErrMismatch, lo, hi-1, ss.crcs[i], dst.crcs[i])}
-		}
-	}
-	if ss.size != dst.size {
-		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the source has %d bytes, the copy %d", ErrMismatch, ss.size, dst.size)}
-	}
-	return nil
+	return compareSums(ss, dst, limit)
 }
 
 // sumSource checksums src from offset 0 with pread, leaving its file
@@ -358,4 +329,46 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	close(full)
 	s.crcs = <-result
 	return s
+}
+
+// verifyLimit is how much of the destination --verify compares: all of it
+// (-1), or for a block device, which is larger than the copy, the
+// source's length (sst; a block device source's from its end, since fstat
+// gives it st_size 0).
+func (d *Destination) verifyLimit(src *os.File, sst *unix.Stat_t) (int64, error) {
+	if d.ftype != unix.S_IFBLK {
+		return -1, nil
+	}
+	if sst.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return sst.Size, nil
+	}
+	fd := int(src.Fd())
+	defer runtime.KeepAlive(src)
+	cur, err := unix.Seek(fd, 0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	limit, err := unix.Seek(fd, 0, io.SeekEnd)
+	unix.Seek(fd, cur, io.SeekStart)
+	return limit, err
+}
+
+// compareSums compares the source's checksums with the read-back's, limit
+// bytes of it (-1: all).
+func compareSums(ss, dst sums, limit int64) error {
+	if limit >= 0 && dst.size < ss.size {
+		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the device holds %d bytes, the source %d", ErrMismatch, dst.size, ss.size)}
+	}
+	for i := range min(len(ss.crcs), len(dst.crcs)) {
+		if ss.crcs[i] != dst.crcs[i] {
+			lo := int64(i) * verifyChunk
+			hi := min(lo+verifyChunk, ss.size, dst.size)
+			return &Error{Op: OpVerify, Err: fmt.Errorf("%w in bytes %d-%d: crc32c %08x in the source, %08x read back",
+				ErrMismatch, lo, hi-1, ss.crcs[i], dst.crcs[i])}
+		}
+	}
+	if ss.size != dst.size {
+		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: the source has %d bytes, the copy %d", ErrMismatch, ss.size, dst.size)}
+	}
+	return nil
 }
