@@ -86,35 +86,10 @@ func isPositional(mode uint32) bool {
 func (c *copier) other() *int64 { return &c.res.Stats[Auto].Calls }
 
 func (c *copier) run() error {
-	if c.opts.SourceStat != nil {
-		c.srcSt = *c.opts.SourceStat
-	} else if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
-		return &Error{Side: SideRead, Err: syscallErr("fstat", err)}
+	if err := c.statFiles(); err != nil {
+		return err
 	}
-	if c.opts.DestStat != nil {
-		c.dstSt = *c.opts.DestStat
-	} else if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {
-		return &Error{Side: SideWrite, Err: syscallErr("fstat", err)}
-	}
-	srcType, dstType := c.srcSt.Mode&unix.S_IFMT, c.dstSt.Mode&unix.S_IFMT
-	c.srcPos, c.dstPos = isPositional(c.srcSt.Mode), isPositional(c.dstSt.Mode)
-	c.srcFIFO, c.dstFIFO = srcType == unix.S_IFIFO, dstType == unix.S_IFIFO
-	c.dstRegular = dstType == unix.S_IFREG
-	srcRegular := srcType == unix.S_IFREG
-
-	c.blockSize = int(c.dstSt.Blksize)
-	if c.blockSize <= 0 || c.blockSize > 1<<20 {
-		c.blockSize = 4096
-	}
-	c.bufSize = c.opts.BufferSize
-	if c.bufSize <= 0 {
-		c.bufSize = alignUp(max(DefaultBufferSize, minDefaultBuffer), c.blockSize)
-	}
-	c.bufSize = min(c.bufSize, maxRWCount)
-
-	// Holes: walk SEEK_DATA/SEEK_HOLE when the source looks sparse (fewer
-	// blocks than its size needs), as cp does; a filesystem without
-	// SEEK_DATA gets zero detection in the rw loop instead.
+	srcRegular := c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
 	size := c.srcSt.Size
 	start := c.opts.Start
 	if start < 0 || start > 0 && (!srcRegular || !c.dstRegular || start > size) {
@@ -127,38 +102,15 @@ func (c *copier) run() error {
 		}
 		c.reached(start)
 	}
-	walk := false
-	first := int64(-1)
-	if c.opts.Sparse != SparseNever && srcRegular && c.dstRegular && size > start && c.srcSt.Blocks*512 < size {
-		off, err := retry(c.other(), func() (int64, error) { return seek(c.src, start, unix.SEEK_DATA) })
-		switch {
-		case err == nil || err == unix.ENXIO:
-			walk, first = true, off
-			if err == unix.ENXIO {
-				first = -1
-			}
-			c.res.Sparse = DetectSeekHole
-		case err == unix.EINVAL || err == unix.EOPNOTSUPP:
-			c.zeros = true
-			c.res.Sparse = DetectZeros
-		default:
-			return &Error{Side: SideRead, Err: syscallErr("lseek", err)}
-		}
+	walk, first, err := c.findHoles(start, srcRegular)
+	if err != nil {
+		return err
 	}
-	if c.opts.Sparse == SparseAlways && c.dstRegular {
-		c.zeros = true
-		if walk {
-			c.res.Sparse = DetectSeekHoleZeros
-		} else {
-			c.res.Sparse = DetectZeros
-		}
-	}
-
 	c.buildChain(srcRegular && size == 0 && start == 0)
 	if srcRegular && size-start >= seqAdviceMinBytes && !c.inChain(Direct) && (!c.forced || c.chain[0] != Reflink) {
 		// A buffered read of a large file: double the readahead, as cp
-		// does (cold, 4 GiB: the copy's read is most of its time). Advice:
-		// an error changes nothing.
+		// does (with a cold source the read is most of the copy's time).
+		// Advice: an error changes nothing.
 		_, _ = retry(c.other(), func() (struct{}, error) { return struct{}{}, fadvise(c.src, 0, 0, unix.FADV_SEQUENTIAL) })
 	}
 	if c.zeros && !c.inChain(RW) {
@@ -181,7 +133,6 @@ func (c *copier) run() error {
 	}
 
 	var end int64
-	var err error
 	switch {
 	case walk && first < 0 && c.forced:
 		// Nothing but holes: no data call would ever run, so a forced
@@ -206,6 +157,71 @@ func (c *copier) run() error {
 		}
 	}
 	return nil
+}
+
+// statFiles looks at both files (or takes the caller's stats) and sizes the
+// copy's blocks and buffer.
+func (c *copier) statFiles() error {
+	if c.opts.SourceStat != nil {
+		c.srcSt = *c.opts.SourceStat
+	} else if err := retryErr(c.other(), func() error { return fstat(c.src, &c.srcSt) }); err != nil {
+		return &Error{Side: SideRead, Err: syscallErr("fstat", err)}
+	}
+	if c.opts.DestStat != nil {
+		c.dstSt = *c.opts.DestStat
+	} else if err := retryErr(c.other(), func() error { return fstat(c.dst, &c.dstSt) }); err != nil {
+		return &Error{Side: SideWrite, Err: syscallErr("fstat", err)}
+	}
+	srcType, dstType := c.srcSt.Mode&unix.S_IFMT, c.dstSt.Mode&unix.S_IFMT
+	c.srcPos, c.dstPos = isPositional(c.srcSt.Mode), isPositional(c.dstSt.Mode)
+	c.srcFIFO, c.dstFIFO = srcType == unix.S_IFIFO, dstType == unix.S_IFIFO
+	c.dstRegular = dstType == unix.S_IFREG
+
+	c.blockSize = int(c.dstSt.Blksize)
+	if c.blockSize <= 0 || c.blockSize > 1<<20 {
+		c.blockSize = 4096
+	}
+	c.bufSize = c.opts.BufferSize
+	if c.bufSize <= 0 {
+		c.bufSize = alignUp(max(DefaultBufferSize, minDefaultBuffer), c.blockSize)
+	}
+	c.bufSize = min(c.bufSize, maxRWCount)
+	return nil
+}
+
+// findHoles decides how the source's holes are kept: walk its extents with
+// SEEK_DATA/SEEK_HOLE (walk, from the first data at or after start:
+// first, -1 for none) when it looks sparse (fewer blocks than its size
+// needs), as cp does, or detect zero blocks in the rw loop (a filesystem
+// without SEEK_DATA, or --sparse=always).
+func (c *copier) findHoles(start int64, srcRegular bool) (walk bool, first int64, err error) {
+	size := c.srcSt.Size
+	first = -1
+	if c.opts.Sparse != SparseNever && srcRegular && c.dstRegular && size > start && c.srcSt.Blocks*512 < size {
+		off, err := retry(c.other(), func() (int64, error) { return seek(c.src, start, unix.SEEK_DATA) })
+		switch {
+		case err == nil || err == unix.ENXIO:
+			walk, first = true, off
+			if err == unix.ENXIO {
+				first = -1
+			}
+			c.res.Sparse = DetectSeekHole
+		case err == unix.EINVAL || err == unix.EOPNOTSUPP:
+			c.zeros = true
+			c.res.Sparse = DetectZeros
+		default:
+			return false, -1, &Error{Side: SideRead, Err: syscallErr("lseek", err)}
+		}
+	}
+	if c.opts.Sparse == SparseAlways && c.dstRegular {
+		c.zeros = true
+		if walk {
+			c.res.Sparse = DetectSeekHoleZeros
+		} else {
+			c.res.Sparse = DetectZeros
+		}
+	}
+	return walk, first, nil
 }
 
 // buildChain decides which strategies may run, in order, and what cp's
