@@ -224,20 +224,9 @@ type bench struct {
 	srcPath, dstPath string
 }
 
-func (b *bench) run() (err error) {
-	start := time.Now()
-	b.size, b.runs = b.cfg.Size, max(b.cfg.Runs, 1)
-	if b.size <= 0 {
-		return fmt.Errorf("--bench-size must be positive")
-	}
-	dir, from := b.cfg.Dir, b.cfg.From
-	if dir == "" {
-		dir = "."
-	}
-	if from == "" {
-		from = dir
-	}
-	// Everything is checked before anything is created.
+// checkDirs checks that the benchmark can write its files: dir and from
+// are directories with room for twice the test file.
+func (b *bench) checkDirs(dir, from string) error {
 	if err := checkDir(dir); err != nil {
 		return err
 	}
@@ -254,9 +243,27 @@ func (b *bench) run() (err error) {
 		return err
 	}
 	if from != dir {
-		if err := checkSpace(from, need); err != nil {
-			return err
-		}
+		return checkSpace(from, need)
+	}
+	return nil
+}
+
+func (b *bench) run() (err error) {
+	start := time.Now()
+	b.size, b.runs = b.cfg.Size, max(b.cfg.Runs, 1)
+	if b.size <= 0 {
+		return fmt.Errorf("--bench-size must be positive")
+	}
+	dir, from := b.cfg.Dir, b.cfg.From
+	if dir == "" {
+		dir = "."
+	}
+	if from == "" {
+		from = dir
+	}
+	// Everything is checked before anything is created.
+	if err := b.checkDirs(dir, from); err != nil {
+		return err
 	}
 
 	unregister := b.ws.register(b.cfg.Session)
