@@ -309,6 +309,27 @@ func secs(s float64) string {
 	return fmt.Sprintf("%.*f", min(decimals, 9), s)
 }
 
+// rowLead is the first cells of a row of section n: what the row varies.
+func rowLead(n int, r *Row) []string {
+	switch n {
+	case 1:
+		return []string{strategyLabel(r)}
+	case 2:
+		loops := int64(0)
+		if r.BufferSize > 0 {
+			loops = (r.Bytes + int64(r.BufferSize) - 1) / int64(r.BufferSize)
+		}
+		return []string{formatSize(int64(r.BufferSize)), fmt.Sprint(loops)}
+	case 3:
+		flags := r.OpenFlags
+		if flags == "" {
+			flags = "-"
+		}
+		return []string{r.Sync, strategyLabel(r), flags}
+	}
+	return nil
+}
+
 // section prints one copy section.
 func (p *tablePrinter) section(s *Section) {
 	p.printf("\n%d. %s, %s cache\n", s.Number, s.Title, s.Cache)
@@ -341,23 +362,7 @@ func (p *tablePrinter) section(s *Section) {
 	t.right = append(t.right, false)
 	for i := range s.Rows {
 		r := &s.Rows[i]
-		var lead []string
-		switch s.Number {
-		case 1:
-			lead = []string{strategyLabel(r)}
-		case 2:
-			loops := int64(0)
-			if r.BufferSize > 0 {
-				loops = (r.Bytes + int64(r.BufferSize) - 1) / int64(r.BufferSize)
-			}
-			lead = []string{formatSize(int64(r.BufferSize)), fmt.Sprint(loops)}
-		case 3:
-			flags := r.OpenFlags
-			if flags == "" {
-				flags = "-"
-			}
-			lead = []string{r.Sync, strategyLabel(r), flags}
-		}
+		lead := rowLead(s.Number, r)
 		if r.Refused {
 			if len(lead) == 1 {
 				t.addSpan(lead[0], "refused: "+r.Error)
