@@ -355,6 +355,38 @@ func (o *Options) check(st *parseState) error {
 		// cp: with -f, a link is made after removing DEST.
 		o.RemoveDestination = true
 	}
+	if err := o.checkCombinations(); err != nil {
+		return err
+	}
+	if o.Benchmark {
+		if len(o.Operands) > 1 {
+			return usagef("extra operand %s", output.Quote(o.Operands[1]))
+		}
+		return nil
+	}
+	if o.JSON {
+		return &UsageError{Msg: "--json works only with --benchmark", Hint: "Add --benchmark, or drop --json."}
+	}
+	if o.TargetDir != "" && o.NoTargetDir {
+		return usagef("cannot combine --target-directory (-t) and --no-target-directory (-T)")
+	}
+	n := len(o.Operands)
+	switch {
+	case n == 0:
+		return usagef("missing file operand")
+	case n == 1 && o.TargetDir == "":
+		return usagef("missing destination file operand after %s", output.Quote(o.Operands[0]))
+	case n > 2 && o.NoTargetDir:
+		return usagef("extra operand %s", output.Quote(o.Operands[2]))
+	}
+	return nil
+}
+
+// checkCombinations refuses options that cannot work together: a
+// --strategy or --sparse with --reflink, --inplace with what needs a
+// temporary file (a backup, --remove-destination, --verify, --resume),
+// --attributes-only with what copies data.
+func (o *Options) checkCombinations() error {
 	if o.Reflink == copier.ReflinkAlways && o.Strategy != copier.Auto && o.Strategy != copier.Reflink {
 		return &UsageError{
 			Msg:  fmt.Sprintf("--reflink=always cannot be combined with --strategy=%s", o.Strategy),
@@ -406,27 +438,6 @@ func (o *Options) check(st *parseState) error {
 			Msg:  "--resume cannot be combined with --inplace",
 			Hint: "--resume continues a temporary file, and --inplace writes none; drop one of the two options.",
 		}
-	}
-	if o.Benchmark {
-		if len(o.Operands) > 1 {
-			return usagef("extra operand %s", output.Quote(o.Operands[1]))
-		}
-		return nil
-	}
-	if o.JSON {
-		return &UsageError{Msg: "--json works only with --benchmark", Hint: "Add --benchmark, or drop --json."}
-	}
-	if o.TargetDir != "" && o.NoTargetDir {
-		return usagef("cannot combine --target-directory (-t) and --no-target-directory (-T)")
-	}
-	n := len(o.Operands)
-	switch {
-	case n == 0:
-		return usagef("missing file operand")
-	case n == 1 && o.TargetDir == "":
-		return usagef("missing destination file operand after %s", output.Quote(o.Operands[0]))
-	case n > 2 && o.NoTargetDir:
-		return usagef("extra operand %s", output.Quote(o.Operands[2]))
 	}
 	return nil
 }
