@@ -12,6 +12,7 @@ import (
 
 	"fastcp/copier"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -306,16 +307,49 @@ func layLine(cols int, s lineState) string {
 	return strings.Join(parts, " ")
 }
 
-// bar is the bar itself, cells wide between its brackets: "[===>.....]".
+// barTheme is the look of the bar: "[===>....]".
+var barTheme = progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: ".", BarStart: "[", BarEnd: "]"}
+
+// bar is the bar itself, cells wide between its brackets: "[===>.....]",
+// as progressbar renders it. The line around it is laid out here, so the
+// progressbar draws nothing of its own (no description, count, rate or
+// time) and writes nowhere: its rendering is taken from String(). A new
+// one is made at every redraw, by the drawing goroutine only, with the
+// width layLine gave: no spinner goroutine (interval 0), no throttle, and
+// a bar that reaches its max (finished, it renders once and no more) is
+// never drawn again. An empty total (empty files only) is a full bar.
 func bar(cells int, done, total int64) string {
-	full := cells
-	if total > 0 {
-		full = int(int64(cells) * min(done, total) / total)
+	if total <= 0 {
+		done, total = 1, 1
 	}
-	if full >= cells {
-		return "[" + strings.Repeat("=", cells) + "]"
+	b := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(io.Discard),
+		progressbar.OptionSetTheme(barTheme),
+		progressbar.OptionSetWidth(cells),
+		progressbar.OptionUseANSICodes(false),
+		progressbar.OptionThrottle(0),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetElapsedTime(false),
+	)
+	// Set64 renders only when the percentage moved from 0; RenderBlank
+	// renders in any case (a finished bar keeps its last rendering).
+	_ = b.Set64(min(max(done, 0), total))
+	_ = b.RenderBlank()
+	return barSegment(b.String())
+}
+
+// barSegment is the bar in a progressbar's rendering "\r  42% [==>..] ":
+// what follows the percentage, up to the bar's end.
+func barSegment(rendered string) string {
+	_, seg, ok := strings.Cut(rendered, "% ")
+	if !ok {
+		return ""
 	}
-	return "[" + strings.Repeat("=", full) + ">" + strings.Repeat(".", cells-full-1) + "]"
+	if i := strings.LastIndex(seg, barTheme.BarEnd); i >= 0 {
+		seg = seg[:i+len(barTheme.BarEnd)]
+	}
+	return seg
 }
 
 // Rate prints bytes per second in MB/s (10^6 bytes), as the benchmark does.

@@ -112,10 +112,10 @@ func TestBarWidths(t *testing.T) {
 		{20, "copying  25%"},
 		{40, "copying  25% 1 GiB/4 GiB 100 MB/s"},
 		{50, "copying  25% 1 GiB/4 GiB 100 MB/s 32s left"},
-		{62, "copying  25% [=>...] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
-		{80, "copying '…-name/disk.img'  25% [=>...] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
-		{120, "copying '…backups/2026/12/01/a-very-long-directory-name/disk.img'  25% [=>...] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
-		{160, "copying '/srv/backups/2026/12/01/a-very-long-directory-name/disk.img'  25% [==========>..............................] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
+		{62, "copying  25% [>....] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
+		{80, "copying '…-name/disk.img'  25% [>....] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
+		{120, "copying '…backups/2026/12/01/a-very-long-directory-name/disk.img'  25% [>....] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
+		{160, "copying '/srv/backups/2026/12/01/a-very-long-directory-name/disk.img'  25% [=========>...............................] 1 GiB/4 GiB 100 MB/s 3/10 files 32s left"},
 	} {
 		got := layLine(c.cols, s)
 		if got != c.want {
@@ -353,5 +353,54 @@ func TestShortenNameKeepsQuote(t *testing.T) {
 		if got := shortenName(c.in, c.n); got != c.want || textWidth(got) > c.n {
 			t.Errorf("shortenName(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
+	}
+}
+
+// The bar is progressbar's rendering, as wide as the cells layLine gave:
+// a character of the theme passes through, and at every width from 20 to
+// 200 columns the bar in the line is the cells layLine gave it, its
+// brackets and the line filling the width but the last column.
+func TestBarIsProgressbars(t *testing.T) {
+	saved := barTheme
+	defer func() { barTheme = saved }()
+	barTheme.Saucer, barTheme.SaucerHead = "#", "@"
+	if got := bar(8, 1, 2); got != "[###@....]" {
+		t.Fatalf("bar(8, 1, 2) = %q, want progressbar's rendering with the theme, %q", got, "[###@....]")
+	}
+	barTheme = saved
+	s := lineState{verb: "copying", name: "'dir/disk.img'", done: 1 << 30, total: 4 << 30, files: 3, filesTotal: 10, rate: 100e6, elapsed: 10 * time.Second}
+	for _, done := range []int64{0, 1, 1 << 30, 4<<30 - 1, 4 << 30} {
+		s.done = done
+		for cols := 20; cols <= 200; cols++ {
+			line := layLine(cols, s)
+			i, j := strings.Index(line, "["), strings.LastIndex(line, "]")
+			if i < 0 {
+				if cols >= 80 {
+					t.Fatalf("%d columns: no bar: %q", cols, line)
+				}
+				continue
+			}
+			seg := line[i : j+1]
+			cells := len(seg) - 2
+			if want := bar(cells, done, s.total); seg != want {
+				t.Fatalf("%d columns, %d done: bar %q, want progressbar's %q", cols, done, seg, want)
+			}
+			if textWidth(line) != cols-1 || cells < barMin-2 {
+				t.Fatalf("%d columns: %d wide with %d cells: %q", cols, textWidth(line), cells, line)
+			}
+		}
+	}
+	for cells := 1; cells <= 200; cells++ {
+		for _, done := range []int64{0, 1, 50, 99, 100} {
+			if got := bar(cells, done, 100); len(got) != cells+2 || got[0] != '[' || got[len(got)-1] != ']' {
+				t.Fatalf("bar(%d, %d, 100) = %q: not %d cells", cells, done, got, cells)
+			}
+		}
+	}
+	if got := bar(5, 100, 100); got != "[=====]" {
+		t.Errorf("a full bar is %q, want [=====]", got)
+	}
+	if got := bar(5, 0, 0); got != "[=====]" {
+		t.Errorf("empty files only: %q, want a full bar", got)
 	}
 }
