@@ -86,8 +86,8 @@ vet:
 
 # vet, then staticcheck: a Go tool of the tools module (tools/go.mod), so
 # the product's go.mod stays the binary's. go fetches that module's
-# sources the first time (the only target but dist that may use the
-# network); make test does not run it. Built from the tools module's own
+# sources the first time (as build and dist fetch the product's modules
+# when they are not there); make test fetches nothing and does not run it. Built from the tools module's own
 # directory, it also runs where the product's modules are vendored.
 STATICCHECK = .cache/bin/staticcheck
 lint:
