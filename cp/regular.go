@@ -320,7 +320,11 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 		c.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
 		return false
 	case errors.As(err, &fresh):
-		c.r.warn(fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail))
+		msg := fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail)
+		if fresh.Kept {
+			msg += fmt.Sprintf("; %s left alone", quote(fresh.Temp))
+		}
+		c.r.warn(msg)
 	}
 	switch {
 	case c.dest != nil && c.a.opts.Debug:

@@ -274,6 +274,10 @@ type FreshStart struct {
 	Temp   string
 	Why    string // WhyNoCheckpoint, WhyChanged or WhyForeign
 	Detail string
+	// Kept: the leftover was left where it is (not fastcp's, or not
+	// this user's to take); the sweep of the fresh copy does not name it
+	// again, so the warning must.
+	Kept bool
 }
 
 func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
@@ -319,22 +323,24 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		// here only, not again by the sweep of the fresh copy.
 		o.Session.reported(dir, name)
 		dir.Release()
-		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: refused.Why}
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: refused.Why, Kept: true}
 	case err != nil:
 		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
 	st := *fst
 	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
+		kept := true
 		if remove && entryIs(dir.Fd(), name, identityOf(&st)) {
 			// Locked by fd, marked as fastcp's: a dead leftover.
-			unlinkat(dir.Fd(), name, 0)
-		} else {
+			kept = unlinkat(dir.Fd(), name, 0) != nil
+		}
+		if kept {
 			o.Session.reported(dir, name)
 		}
 		unix.Close(fd)
 		dir.Release()
-		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail}
+		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail, Kept: kept}
 	}
 	// The mark first, then the lock, as the sweep does (leftovers.go): a
 	// file fastcp did not mark is not locked, not cut, not removed.

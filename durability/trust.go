@@ -43,9 +43,9 @@ type Distrusted struct {
 
 func (e *Distrusted) Error() string { return e.Path + ": " + e.Why }
 
-// judge applies the trust rule's checks of a stat to the entry st, which
-// lives in the directory whose device is dirDev.
-func judge(st *unix.Stat_t, dirDev uint64, source identity) string {
+// judge applies the trust rule's checks of a stat to the entry st (the
+// mount point is checked on the open file: mountPoint).
+func judge(st *unix.Stat_t, source identity) string {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return "not a regular file"
@@ -57,8 +57,6 @@ func judge(st *unix.Stat_t, dirDev uint64, source identity) string {
 		return fmt.Sprintf("not a regular file with one link (%d links)", st.Nlink)
 	case st.Mode&0o022 != 0:
 		return fmt.Sprintf("it is writable by group or others (mode %04o)", st.Mode&0o7777)
-	case st.Dev != dirDev:
-		return "it is a mount point"
 	}
 	return ""
 }
@@ -82,7 +80,7 @@ func openLeftover(dirfd int, name, shown string, flags int, source identity) (in
 	case err != nil:
 		return refuse(err.Error())
 	}
-	if why := judge(&lst, dst.Dev, source); why != "" {
+	if why := judge(&lst, source); why != "" {
 		return refuse(why)
 	}
 	fd, err := openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
@@ -100,7 +98,7 @@ func openLeftover(dirfd int, name, shown string, flags int, source identity) (in
 		why = err.Error()
 	} else if identityOf(st) != identityOf(&lst) {
 		why = "it was replaced while being opened"
-	} else if why = judge(st, dst.Dev, source); why == "" && mountRoot(fd) {
+	} else if why = judge(st, source); why == "" && mountPoint(fd, st, dst.Dev) {
 		why = "it is a mount point"
 	}
 	if why == "" {
@@ -119,12 +117,15 @@ func openLeftover(dirfd int, name, shown string, flags int, source identity) (in
 	return fd, st, nil
 }
 
-// mountRoot reports whether the open file fd is the root of a mount (a
-// file bind-mounted over the name), where statx says (Linux 5.8).
-func mountRoot(fd int) bool {
+// mountPoint reports whether the open file fd (whose fstat is st, in a
+// directory on the device dirDev) is the root of a mount: a file
+// bind-mounted over the name. statx says so (Linux 5.8); where it cannot,
+// a device other than the directory's does (overlayfs can give files the
+// device of their layer, which statx's answer is not fooled by).
+func mountPoint(fd int, st *unix.Stat_t, dirDev uint64) bool {
 	var stx unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, 0, &stx); err != nil {
-		return false
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, 0, &stx); err == nil && stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		return stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
 	}
-	return stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	return st.Dev != dirDev
 }

@@ -73,3 +73,33 @@ func TestOpenLeftoverTrustRule(t *testing.T) {
 		t.Errorf("a missing name: %v, want ENOENT", err)
 	}
 }
+
+// A file bind-mounted over a leftover's name is not adopted (root only).
+func TestOpenLeftoverRefusesAMountPoint(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root, and CI=true forbids skipping")
+		}
+		t.Skip("needs root")
+	}
+	dir := t.TempDir()
+	over, other := filepath.Join(dir, "over"), filepath.Join(dir, "other")
+	for _, p := range []string{over, other} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount(other, over, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	defer unix.Unmount(over, unix.MNT_DETACH)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	var d *Distrusted
+	if _, _, err := openLeftover(dfd, "over", "over", unix.O_RDWR, identity{}); !errors.As(err, &d) || d.Why != "it is a mount point" {
+		t.Errorf("a bind-mounted file: %v, want refused as a mount point", err)
+	}
+}

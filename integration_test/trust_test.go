@@ -222,7 +222,7 @@ func TestResumePlantedRecord(t *testing.T) {
 			junk := bytes.Repeat([]byte{0xEE}, int(tc.checkpoint))
 			a := startAttack(t, dir, self, plant{Name: resumeTemp, Size: len(junk), Xattr: recordFor(statT(t, src), tc.checkpoint), Hold: "fd"})
 			r := fastcp(t, dir, append(append([]string{"--resume"}, tc.args...), "src", "dst")...)
-			want := "fastcp: warning: copying 'dst' from the start: foreign leftover (it is owned by uid 65534, not by this user)\n"
+			want := "fastcp: warning: copying 'dst' from the start: foreign leftover (it is owned by uid 65534, not by this user); '" + resumeTemp + "' left alone\n"
 			if r.code != 0 || r.stderr != want {
 				t.Fatalf("%v, want exit 0 and stderr %q", r, want)
 			}
@@ -269,7 +269,7 @@ func TestResumePlantedLockAndLease(t *testing.T) {
 			}
 			var want string
 			if tc.args != nil {
-				want = "fastcp: warning: copying 'dst' from the start: foreign leftover (it is owned by uid 65534, not by this user)\n"
+				want = "fastcp: warning: copying 'dst' from the start: foreign leftover (it is owned by uid 65534, not by this user); '" + resumeTemp + "' left alone\n"
 			} else {
 				want = "fastcp: warning: leaving '" + resumeTemp + "' alone: it is owned by uid 65534, not by this user\n"
 			}
@@ -298,7 +298,7 @@ func TestCopyLeftoverByName(t *testing.T) {
 	}{
 		{"plain", markValue, "fastcp: warning: leaving '" + leftover + "' alone: it is the source of this copy\n", nil},
 		{"--resume, another source's record", recordFor(statT(t, join(dir, "other")), 1<<20),
-			"fastcp: warning: copying 'big' from the start: foreign leftover (it is the source of this copy)\n", []string{"--resume"}},
+			"fastcp: warning: copying 'big' from the start: foreign leftover (it is the source of this copy); '" + leftover + "' left alone\n", []string{"--resume"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(join(dir, "big"))
