@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"fastcp/durability"
+	"fastcp/flags"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -273,7 +274,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			if err := t.chmod(a.newMode(sst.Mode, false, a.createKeeps(filepath.Dir(destPath)))); err != nil {
+			if err := t.chmod(newMode(a.opts, a.umask, sst.Mode, false, a.createKeeps(filepath.Dir(destPath)))); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {
@@ -309,12 +310,12 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 // keep is createKeeps' answer for the directory); with --no-preserve=mode,
 // the default ones (0666, directories 0777) minus the umask, as cp sets
 // them.
-func (a *app) newMode(srcMode uint32, dir bool, keep uint32) uint32 {
-	if a.opts.NoPreserveMode {
+func newMode(o *flags.Options, umask, srcMode uint32, dir bool, keep uint32) uint32 {
+	if o.NoPreserveMode {
 		if dir {
-			return 0o777 &^ a.umask
+			return 0o777 &^ umask
 		}
-		return 0o666 &^ a.umask
+		return 0o666 &^ umask
 	}
 	return srcMode & 0o777 & keep
 }

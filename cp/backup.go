@@ -143,7 +143,7 @@ func (j *job) backupStep(ex *destInfo) (undo func(), ok bool) {
 	}
 	undo, err := j.makeBackup(ex.entryDir, ex.entryName, ex.backup)
 	if err != nil {
-		j.fail(fmt.Sprintf("cannot backup %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot backup %s: %s", quote(j.dst), errText(err)))
 		return nil, false
 	}
 	return undo, true

@@ -56,8 +56,8 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 	if settled {
 		return ex, ok
 	}
-	if ok, done := sameFileOK(j.a.opts, j.from(), &j.e.st, j.to(), ex.st); !ok {
-		j.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
+	if ok, done := sameFileOK(j.a.opts, entryAt{j.p.src, j.e.name}, &j.e.st, entryAt{j.p.dst, j.name}, ex.st); !ok {
+		j.r.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
 		return ex, false
 	} else if done {
 		return ex, false
@@ -70,9 +70,9 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
 		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
 	})
-	if dec.ask && !j.a.confirm(j.a.overwriteQuestion(ex, facts, j.dst)) {
+	if dec.ask && !j.a.confirm(overwriteQuestion(j.a.opts, ex, facts, j.dst)) {
 		j.r.failQuietly() // cp 9.11: a "no" fails the entry
-		j.debugSkipped()
+		debugSkipped(j.a.opts, j.r, j.dst)
 		return ex, false
 	}
 	ex.act = dec.act
@@ -107,13 +107,13 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 		ex.st = &lst
 	case errors.Is(err, unix.ENOENT):
 		if strings.HasSuffix(j.dst, "/") {
-			j.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(unix.ENOTDIR)))
+			j.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(unix.ENOTDIR)))
 			return ex, facts, true, false
 		}
 		ex.act, ex.absent = actNew, true
 		return ex, facts, true, true
 	default:
-		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(j.dst), errText(err)))
 		return ex, facts, true, false
 	}
 	return ex, facts, settled, ok
@@ -140,7 +140,7 @@ func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
 		err = lerr
 	}
 	if errors.Is(err, unix.ENOENT) {
-		j.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
+		j.r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
 		return true, false
 	}
 	if errors.Is(err, unix.ELOOP) && o.Force {
@@ -155,7 +155,7 @@ func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
 		ex.shownDir = filepath.Dir(ex.path)
 	}
 	if err != nil {
-		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return true, false
 	}
 	ex.st = &st
@@ -203,13 +203,13 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		if ex.writeErr != nil {
 			why = errText(ex.writeErr)
 		}
-		j.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
+		j.r.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
 		return ex, false
 	}
 	switch ex.act {
 	case actSkip:
 		ex.kept = update && facts.notNewer && !o.NoClobber
-		j.debugSkipped()
+		debugSkipped(j.a.opts, j.r, j.dst)
 		return ex, false
 	case actSkipComplete:
 		if o.Debug {
@@ -225,7 +225,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		return ex, true
 	}
 	if backupIsSource(o, &j.e.st, j.p.dst, j.name) {
-		j.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(j.dst), quote(j.src)))
+		j.r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(j.dst), quote(j.src)))
 		return ex, false
 	}
 	ex.backup = backupNameIn(o, j.p.dst, j.name, j.dst)
@@ -234,9 +234,9 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 
 // debugSkipped is --debug's line for an existing DEST left alone (-n,
 // --update, a "no" to -i), as cp prints it.
-func (j *job) debugSkipped() {
-	if j.a.opts.Debug {
-		j.r.out(fmt.Sprintf("skipped %s", quote(j.dst)))
+func debugSkipped(o *flags.Options, r *record, dst string) {
+	if o.Debug {
+		r.out(fmt.Sprintf("skipped %s", quote(dst)))
 	}
 }
 
@@ -259,11 +259,11 @@ func timeAfter(a, b unix.Timespec) bool {
 
 // overwriteQuestion is cp's -i prompt: plain for a writable DEST, naming
 // the mode of one the user cannot write.
-func (a *app) overwriteQuestion(ex destInfo, f destFacts, dst string) string {
+func overwriteQuestion(o *flags.Options, ex destInfo, f destFacts, dst string) string {
 	if f.unwritable {
 		mode := ex.st.Mode & 0o7777
 		perms := os.FileMode(mode).Perm().String()[1:]
-		if a.opts.Force {
+		if o.Force {
 			return fmt.Sprintf("replace %s, overriding mode %04o (%s)? ", quote(dst), mode, perms)
 		}
 		return fmt.Sprintf("unwritable %s (mode %04o, %s); try anyway? ", quote(dst), mode, perms)

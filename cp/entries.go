@@ -23,7 +23,7 @@ func (j *job) copySymlink() {
 	link, err := readlinkat(p.src.Fd(), e.name)
 	if err != nil {
 		if _, ok := j.checkDest(false); ok {
-			j.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
+			j.r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
 		}
 		return
 	}
@@ -57,7 +57,7 @@ func (j *job) copySpecial() {
 func (j *job) makeHardLink(first *linkFirst) {
 	fst, err := first.dir.Stat(first.name, false)
 	if err != nil {
-		j.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.Join(first.name)), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.Join(first.name)), errText(err)))
 		return
 	}
 	if dst0, err := j.p.dst.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
@@ -92,14 +92,14 @@ func (j *job) makeEntry(n newEntry) {
 	}
 	if o.AttributesOnly && isSymlink(&j.e.st) && ex.st != nil && !o.RemoveDestination && ex.backup == "" {
 		// cp --attributes-only does not replace a DEST by a link.
-		j.fail(fmt.Sprintf("%s %s: %s", n.what, quote(dst), errText(unix.EEXIST)))
+		j.r.fail(fmt.Sprintf("%s %s: %s", n.what, quote(dst), errText(unix.EEXIST)))
 		return
 	}
 	if o.Verbose {
 		j.r.out(copyingLine(j.src, dst, ex.backup))
 	}
 	if p.dst.Err() != nil {
-		j.fail(output.EntryError(n.what, dst, p.dst.Err()))
+		j.r.fail(output.EntryError(n.what, dst, p.dst.Err()))
 		return
 	}
 	undo, ok := j.backupStep(&ex)
@@ -109,9 +109,9 @@ func (j *job) makeEntry(n newEntry) {
 	if err := j.replaceEntry(p.dst, j.name, dst, n.create, n.finish); err != nil {
 		undo()
 		if becameDir(err, p.dst, j.name) {
-			j.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+			j.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
 		} else {
-			j.fail(output.EntryError(n.what, dst, err))
+			j.r.fail(output.EntryError(n.what, dst, err))
 		}
 		return
 	}

@@ -19,12 +19,3 @@ type job struct {
 // top reports whether the entry is a command-line operand (looked at in
 // the current directory, by the name the user gave).
 func (j *job) top() bool { return j.p.src == cwd }
-
-// from is SOURCE as an entry of the directory the walk holds.
-func (j *job) from() entryAt { return entryAt{j.p.src, j.e.name} }
-
-// to is DEST as an entry of the directory the walk holds.
-func (j *job) to() entryAt { return entryAt{j.p.dst, j.name} }
-
-// fail adds an error message to the entry's record.
-func (j *job) fail(msg string) { j.r.fail(msg) }

@@ -29,16 +29,16 @@ func (j *job) linkEntry(follow bool) {
 	if o.Symlink {
 		what = "cannot create symbolic link"
 		if !filepath.IsAbs(src) && !inCurrentDir(dst) {
-			j.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
+			j.r.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
 			return
 		}
 	}
 	fail := func(err error) {
-		j.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
+		j.r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
-	if !o.Symlink && sourceThroughDest(src, j.from(), &e.st, j.to(), ex.st, ex.backup != "") {
+	if !o.Symlink && sourceThroughDest(src, entryAt{j.p.src, j.e.name}, &e.st, entryAt{j.p.dst, j.name}, ex.st, ex.backup != "") {
 		fail(unix.ENOENT)
 		return
 	}

@@ -116,15 +116,15 @@ func (a *app) makePlan() *plan {
 // follows says whether symbolic links are followed, for an operand (top)
 // or an entry below one, as -L, -P, -H and the default say: cp follows
 // them unless copying recursively.
-func (a *app) follows(top bool) bool {
-	switch a.opts.Deref {
+func follows(o *flags.Options, top bool) bool {
+	switch o.Deref {
 	case flags.DerefAlways:
 		return true
 	case flags.DerefCommandLine:
 		return top
 	case flags.DerefDefault:
 		// cp: -l follows them even when recursive.
-		return !a.opts.Recursive || a.opts.Link
+		return !o.Recursive || o.Link
 	}
 	return false
 }
@@ -151,7 +151,7 @@ var errChanged = errors.New("replaced while being read")
 // below it, adding the bytes to copy to total.
 func (a *app) walk(d *dir, name string, top bool, anc *ancestor, total *int64) *entry {
 	e := &entry{name: name}
-	follow := a.follows(top)
+	follow := follows(a.opts, top)
 	e.st, e.statErr = d.Stat(name, follow)
 	if e.statErr != nil {
 		return e

@@ -68,13 +68,13 @@ func (j *job) copyFile() bool {
 		j.r.out(copyingLine(j.src, j.dst, ex.backup))
 	}
 	removes := ex.backup != "" || ex.st != nil && unlinksFirst(o, &j.e.st, ex.st)
-	if sourceThroughDest(j.src, j.from(), &j.e.st, j.to(), ex.st, removes) {
-		j.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
+	if sourceThroughDest(j.src, entryAt{j.p.src, j.e.name}, &j.e.st, entryAt{j.p.dst, j.name}, ex.st, removes) {
+		j.r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
 		return false
 	}
 	srcF, before, err := j.openSource()
 	if err != nil {
-		j.fail(err.Error())
+		j.r.fail(err.Error())
 		return false
 	}
 	defer srcF.Close()
@@ -109,12 +109,12 @@ func (c *fileCopy) verifiable() bool {
 		return true
 	}
 	if msg := unverifiable(c.src, &c.e.st, "source"); msg != "" {
-		c.fail(msg)
+		c.r.fail(msg)
 		return false
 	}
 	if c.ex.st != nil && !isRegular(c.ex.st) && c.ex.act == actInPlace {
 		if msg := unverifiable(c.dst, c.ex.st, "destination"); msg != "" {
-			c.fail(msg)
+			c.r.fail(msg)
 			return false
 		}
 	}
@@ -136,14 +136,14 @@ func (c *fileCopy) classify() {
 func (c *fileCopy) openDest() bool {
 	ex, dst := &c.ex, c.dst
 	if c.p.dst.Err() != nil {
-		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.Err())))
+		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.Err())))
 		return false
 	}
 	if ex.st != nil && isRegular(ex.st) && !c.inPlace && c.a.swaps.active(ex.st) {
 		// The kernel refuses to rename over a swap file in use, but only
 		// after the whole copy was written; writing it in place fails at
 		// once with ETXTBSY, which is what cp reports.
-		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
+		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
 		return false
 	}
 	dopts := c.destOptions()
@@ -165,11 +165,11 @@ func (c *fileCopy) openDest() bool {
 			// DEST itself is writable (checked above), its directory is
 			// not: cp would write in place, the contract wants a
 			// temporary file there. Say why, and the way out.
-			c.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
+			c.r.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
 				quote(ex.shownDir), quote(dst), errText(err), quote(dst)))
 			return false
 		}
-		c.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
 		return false
 	}
 	c.reportLeftovers(dst, c.dest.Leftovers())
@@ -283,19 +283,19 @@ func (c *fileCopy) commit(err error) bool {
 		dest.Abort()
 	}
 	if err != nil && becameDir(err, c.p.dst, c.name) {
-		c.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		c.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
 		return false
 	}
 	if err != nil {
 		brokenPipe(err)
-		c.fail(output.CopyError(c.src, dst, err, o.Reflink == copier.ReflinkAlways))
+		c.r.fail(output.CopyError(c.src, dst, err, o.Reflink == copier.ReflinkAlways))
 		switch {
 		case dest.InPlace() && !c.special:
-			c.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
+			c.r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
 		case dest.InPlace() && !c.pseudo && c.copied > 0:
 			// A device or FIFO DEST, written in place: what a failure
 			// leaves in it is part of the copy, as after a signal.
-			c.fail(fmt.Sprintf("%s was written in place and is now incomplete", quote(dst)))
+			c.r.fail(fmt.Sprintf("%s was written in place and is now incomplete", quote(dst)))
 		}
 		return false
 	}
@@ -317,7 +317,7 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 	var fresh *durability.FreshStart
 	switch {
 	case errors.As(err, &live):
-		c.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
+		c.r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
 		return false
 	case errors.As(err, &fresh):
 		msg := fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail)
@@ -366,7 +366,7 @@ func (j *job) openSource() (*os.File, unix.Stat_t, error) {
 	src := d.Join(e.name)
 	var st unix.Stat_t
 	flags := unix.O_RDONLY | unix.O_NOCTTY
-	if !j.a.follows(j.top()) {
+	if !follows(j.a.opts, j.top()) {
 		flags |= unix.O_NOFOLLOW
 	}
 	if isRegular(&e.st) {
@@ -483,13 +483,13 @@ func (j *job) attributesOnly(srcF *os.File, path string) bool {
 	// (dir.at): not a link that replaced it since.
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		j.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(err)))
 		return false
 	}
 	defer unix.Close(fd)
 	if j.a.opts.Preserve.Any() {
 		if err := j.a.preserve(target{fd: fd}, &j.e.st, int(srcF.Fd()), "", j.dst); err != nil {
-			j.fail(err.Error())
+			j.r.fail(err.Error())
 			return false
 		}
 	}

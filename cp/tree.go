@@ -215,7 +215,7 @@ func (j *job) openDirCopy() (*dirCopy, bool) {
 	}
 	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p}
 	if e.listErr == nil {
-		sd, sst, err := p.src.OpenReadable(e.name, j.a.follows(j.top()))
+		sd, sst, err := p.src.OpenReadable(e.name, follows(j.a.opts, j.top()))
 		if err == nil && idOf(&sst) != idOf(&e.st) {
 			sd.Release()
 			r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(src)))
@@ -349,7 +349,7 @@ func (a *app) setDirAttrs(d *dirCopy) error {
 	if err == nil && d.created && !a.opts.Preserve.Mode {
 		// The directory took its parent's default ACL as its own at the
 		// mkdir: its own default ACL is the one that applied.
-		if e := t.chmod(a.newMode(st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.Fd(), "")))); e != nil {
+		if e := t.chmod(newMode(a.opts, a.umask, st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.Fd(), "")))); e != nil {
 			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
 		}
 	}
