@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+
 # fastcp — build, test, benchmark, install.
 # Packagers: make && make install DESTDIR=... PREFIX=/usr
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Command fastcp copies large files fast and safely: see ../man/fastcp.1.
 // main turns argv into an exit status: it parses the options, handles
 // signals and hands the copy to package cp (or the benchmark).

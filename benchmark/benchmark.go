@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package benchmark is fastcp --benchmark: it times every copy strategy, the
 // rw loop's buffer sizes, every --sync mode and the cost of a system call on
 // the filesystem it is pointed at, and prints tables or JSON.

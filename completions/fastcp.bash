@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+
 # bash completion for fastcp(1)                          -*- shell-script -*-
 # Installed as $(PREFIX)/share/bash-completion/completions/fastcp; works with
 # or without the bash-completion package (it uses none of its helpers).

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+
 # fish completion for fastcp(1).
 # Installed as $(PREFIX)/share/fish/vendor_completions.d/fastcp.fish.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package copier
 
 // copyFileRange moves up to n bytes at off inside the kernel with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package copier moves the bytes of one file into another, in kernel space
 // where the kernel allows it: FICLONE reflinks, copy_file_range, O_DIRECT
 // reads and writes (direct.go), sendfile, splice through a pipe, and a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package cp
 
 // DEST's replacement rule: what happens to an existing DEST, decided from

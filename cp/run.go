@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package cp is cp's semantics: it resolves the operands into a plan of
 // copies, walks the source trees, decides for each entry what happens to
 // an existing DEST, executes the copies (on -j workers), sets attributes

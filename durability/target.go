@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package durability decides how a destination comes into being and when it
 // is safe: a temporary file beside DEST renamed over it only after the copy
 // succeeded (or DEST itself where the in-place rule, WritesInPlace, says

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package flags turns fastcp's argv into Options, as the man page
 // (man/fastcp.1) describes them: GNU-style options parsed with pflag,
 // bundled short options, "--", and cp's rules where options interact.

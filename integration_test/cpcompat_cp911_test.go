@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // cp-compat scenarios for the rest of GNU cp 9.11's command line: -d, -l,

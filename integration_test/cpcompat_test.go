@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // GNU cp compatibility: the same scenarios run through /usr/bin/cp and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // The direct strategy: O_DIRECT copies byte for byte on every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // Faults: system calls made to fail under strace -e inject, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // Hostile names and inputs: names with newlines, leading dashes,

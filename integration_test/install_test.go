@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // The distribution side: make install/uninstall, reproducible builds, the

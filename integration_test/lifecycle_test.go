@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // The temporary file's life: it belongs to its inode, not its

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package integration_test runs the built fastcp binary the way users do:
 // on real ext4, xfs, btrfs and tmpfs mounts, with FIFOs, /proc files,
 // devices, symlinks and signals, and asserts exit status, messages, bytes

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // --resume: a copy stopped by SIGKILL or SIGINT part-way is

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // Signals: SIGKILL at chosen and random points never leaves a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 package integration_test
 
 // The structure of a copy: trees walked by directory descriptor, one

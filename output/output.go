@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package output is all of fastcp's terminal text: messages prefixed with
 // the name the program was run as, file names in cp's quoting, the system's
 // error text worded as cp words it, the -v and --debug lines, the progress

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package crashfs is a crash-simulating filesystem for tests: an in-memory
 // filesystem served over FUSE that keeps what is durable apart from what is
 // only volatile, so that a test can cut the power after any operation and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Command durabench times fastcp's durable copies against the usual ways of
 // getting a file onto the disk, and sweeps the writeback window of the
 // durability package. It prints medians, min-max and ratios; it asserts

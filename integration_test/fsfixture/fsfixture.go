@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package fsfixture mounts throwaway filesystems for tests and benchmarks:
 // loop-mounted ext4, xfs and btrfs images and tmpfs, each in its own
 // directory. It needs root.

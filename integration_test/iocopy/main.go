@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Command iocopy is the "plain Go program" peer of the benchmarks: it copies
 // SRC to DST with os.Open, os.Create and io.Copy, nothing more, and exits
 // non-zero on any error.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Command peerbench times fastcp against its peers (GNU cp, dd and a plain Go
 // io.Copy program) on real filesystems and prints, per scenario, each tool's
 // median wall time with min-max, CPU and peak RSS, the ratios fastcp/peer and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Package sysx holds the system-call helpers that more than one package of
 // fastcp needs: the EINTR retry, an open that bypasses the runtime poller,
 // page-cache eviction and residency (mincore), /proc/self/fd paths. It imports only the standard

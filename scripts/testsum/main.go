@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+
 // Command testsum runs go test commands given -json and says what they do:
 // a line per package when it ends, what a test prints on its own stdout,
 // every failed test with its output,
