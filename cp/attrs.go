@@ -276,7 +276,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *os.F
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			if err := t.chmod(newMode(a.opts, a.umask, sst.Mode, false, a.createKeeps(filepath.Dir(destPath)))); err != nil {
+			if err := t.chmod(newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, filepath.Dir(destPath)))); err != nil {
 				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
 			}
 		} else {

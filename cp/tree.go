@@ -7,6 +7,7 @@ import (
 	"fastcp/internal/fsdir"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"fastcp/durability"
@@ -32,6 +33,16 @@ type dirCopy struct {
 	pending          atomic.Int32       // entries not done yet, +1 while the walker schedules
 	rec              *record            // the finish's record, after those of the entries
 	dirSync          durability.DirSync // entries added, for durability's directory fsync
+	keepOnce         sync.Once          // keep is looked up once, for the first new file
+	keep             uint32             // createKeeps' answer for dst
+}
+
+// createKeeps returns createKeeps' answer for the directory new files go
+// into (at path), looked up for the first and kept for the others: one
+// xattr read per directory, not per file.
+func (d *dirCopy) createKeeps(a *app, path string) uint32 {
+	d.keepOnce.Do(func() { d.keep = a.createKeeps(path) })
+	return d.keep
 }
 
 // copyAll copies what the plan says.

@@ -5,7 +5,9 @@ package integration_test
 // A new file's mode in a directory with a default ACL: the ACL, not the
 // umask, masks it (acl(5)), as with cp, which gets it from the kernel by
 // creating DEST with SOURCE's mode. fastcp creates its temporary file
-// 0600 and sets the mode after: the same result, file and -r directory.
+// 0600 and sets the mode after: the same result, file and -r directory,
+// in every directory of a tree (each looked up once: a second, a nested,
+// and an existing one with a default ACL of its own).
 
 import (
 	"os"
@@ -34,6 +36,10 @@ func TestNewFileModeFollowsDefaultACL(t *testing.T) {
 	mustMkdir(t, filepath.Join(in, "sub"))
 	os.Chmod(filepath.Join(in, "sub"), 0o750)
 	writeFile(t, filepath.Join(in, "sub", "g"), []byte("more\n"), 0o640)
+	mustMkdir(t, filepath.Join(in, "sub", "deeper"))
+	writeFile(t, filepath.Join(in, "sub", "deeper", "h"), []byte("deep\n"), 0o664)
+	mustMkdir(t, filepath.Join(in, "sub2"))
+	writeFile(t, filepath.Join(in, "sub2", "k"), []byte("two\n"), 0o666)
 	for _, acl := range []string{"u::rwx,g::rwx,o::r-x,u:65534:rwx", "u::rwx,g::r-x,o::---"} {
 		t.Run(acl, func(t *testing.T) {
 			out := filepath.Join(base, "out")
@@ -42,7 +48,18 @@ func TestNewFileModeFollowsDefaultACL(t *testing.T) {
 			if b, err := exec.Command(setfacl, "-d", "-m", acl, out).CombinedOutput(); err != nil {
 				t.Fatalf("setfacl: %v %s", err, b)
 			}
-			for _, args := range [][]string{{"in/f", "out/X-f"}, {"-r", "in", "out/X-r"}} {
+			// An existing DEST directory whose default ACL differs from
+			// the one its parent's gave it.
+			for _, prog := range []string{cp, setup.Bin} {
+				pre := filepath.Join(out, filepath.Base(prog)+"-pre", "sub")
+				if err := os.MkdirAll(pre, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if b, err := exec.Command(setfacl, "-d", "-m", "u::rwx,g::---,o::---", pre).CombinedOutput(); err != nil {
+					t.Fatalf("setfacl: %v %s", err, b)
+				}
+			}
+			for _, args := range [][]string{{"in/f", "out/X-f"}, {"-r", "in", "out/X-r"}, {"-r", "in/.", "out/X-pre"}} {
 				var want, got []string
 				for _, prog := range []string{cp, setup.Bin} {
 					a := append([]string(nil), args...)
