@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -283,44 +284,79 @@ func TestSourceSwappedForFIFOLink(t *testing.T) {
 	}
 }
 
-// runPeakRSS runs cmd and returns what it did and its peak resident set
-// (VmHWM of /proc/PID/status, read every few milliseconds until it exits;
-// wait4's ru_maxrss would count the test process, whose memory the child
-// shares until its exec).
+// runPeakRSS runs cmd and returns what it did and its peak resident set:
+// VmHWM of /proc/PID/status, read when the process stops on its way out
+// (ptrace's PTRACE_EVENT_EXIT, before its memory is released). Sampling
+// /proc while it runs misses a run that ends between two samples, and
+// wait4's ru_maxrss counts the test process, whose memory the child shares
+// until its exec.
 func runPeakRSS(t testing.TB, cmd *exec.Cmd) (result, int64) {
 	t.Helper()
+	// ptrace requests must come from the thread that started the child.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	// The first stop is the SIGTRAP of its execve.
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
+		t.Fatalf("no stop after the exec: %v, status %v", err, ws)
+	}
+	if err := syscall.PtraceSetOptions(pid, syscall.PTRACE_O_TRACEEXIT|unix.PTRACE_O_EXITKILL); err != nil {
+		t.Fatal(err)
+	}
 	var peak int64
-	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-	for {
-		select {
-		case err := <-exited:
-			r := result{stdout: stdout.String(), stderr: stderr.String()}
-			if ee, ok := err.(*exec.ExitError); ok {
-				r.code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			return r, peak
-		case <-time.After(2 * time.Millisecond):
+	for sig := 0; peak == 0; {
+		if err := syscall.PtraceCont(pid, sig); err != nil {
+			t.Fatal(err)
 		}
-		b, err := os.ReadFile(status)
-		if err != nil {
-			continue
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
+			t.Fatalf("ended without its exit stop: %v, status %v", err, ws)
 		}
-		for _, l := range lines(string(b)) {
-			var kb int64
-			if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil && kb<<10 > peak && strings.Contains(string(b), "Name:\tfastcp") {
-				peak = kb << 10
-			}
+		sig = 0
+		switch {
+		case ws.StopSignal() == syscall.SIGTRAP && ws.TrapCause() == syscall.PTRACE_EVENT_EXIT:
+			peak = vmHWM(t, pid)
+		case ws.StopSignal() != syscall.SIGTRAP:
+			sig = int(ws.StopSignal()) // delivered, as if untraced
 		}
 	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		t.Fatal(err)
+	}
+	r := result{}
+	if err := cmd.Wait(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		r.code = ee.ExitCode()
+	}
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	return r, peak
+}
+
+// vmHWM is the VmHWM of /proc/PID/status, in bytes.
+func vmHWM(t testing.TB, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines(string(b)) {
+		var kb int64
+		if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil && kb > 0 {
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status:\n%s", pid, b)
+	return 0
 }
 
 // TestBufferMemoryIsBounded: -j copies at once with a large --buffer-size
