@@ -589,21 +589,19 @@ func (b *bench) row(spec rowSpec) (Row, error) {
 // fill puts the median, min and max of the samples into r.
 func (b *bench) fill(r *Row, samples []sample) {
 	var walls, users, syss []float64
-	var calls []int64
 	for _, s := range samples {
 		walls = append(walls, s.wall.Seconds())
 		users = append(users, s.cpu.user.Seconds())
 		syss = append(syss, s.cpu.sys.Seconds())
-		calls = append(calls, s.res.Syscalls())
 	}
 	w := summarize(walls)
 	r.Runs = len(samples)
 	r.MedianS, r.MinS, r.MaxS = w.median, w.min, w.max
 	r.MBps = mbPerSec(r.Bytes, w.median)
 	r.UserS, r.SysS = summarize(users).median, summarize(syss).median
-	r.Syscalls = medianInt(calls)
-	// The breakdown comes from the run whose time is the median (the
-	// lower middle one for an even count).
+	// The system calls and their breakdown come from the run whose time
+	// is the median (the lower middle one for an even count): the direct
+	// pipeline's depth adapts, so runs need not make the same calls.
 	order := make([]int, len(samples))
 	for i := range order {
 		order[i] = i
@@ -611,6 +609,7 @@ func (b *bench) fill(r *Row, samples []sample) {
 	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(samples[a].wall, samples[c].wall) })
 	med := samples[order[(len(order)-1)/2]]
 	r.Calls = callsOf(&med.res)
+	r.Syscalls = med.res.Syscalls()
 	for _, s := range samples {
 		r.Resident = max(r.Resident, s.resident)
 	}

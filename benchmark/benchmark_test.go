@@ -44,24 +44,6 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-func TestMedianInt(t *testing.T) {
-	tests := []struct {
-		in   []int64
-		want int64
-	}{
-		{nil, 0},
-		{[]int64{7}, 7},
-		{[]int64{9, 3, 5}, 5},
-		{[]int64{4, 1, 3, 2}, 2}, // (2+3)/2 rounded down
-		{[]int64{515, 515, 517}, 515},
-	}
-	for _, tt := range tests {
-		if got := medianInt(tt.in); got != tt.want {
-			t.Errorf("medianInt(%v) = %d, want %d", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestMBPerSec(t *testing.T) {
 	if got := mbPerSec(256<<20, 0.5); math.Abs(got-536.870912) > 1e-9 {
 		t.Errorf("mbPerSec(256 MiB, 0.5 s) = %v, want 536.870912", got)

@@ -80,7 +80,7 @@ type Row struct {
 	MBps       float64 `json:"mb_per_s"` // bytes / median, in 10^6 bytes per second
 	UserS      float64 `json:"user_s"`   // median user CPU seconds of the copying thread
 	SysS       float64 `json:"sys_s"`    // median system CPU seconds of the copying thread
-	Syscalls   int64   `json:"syscalls"` // median system calls the copier made
+	Syscalls   int64   `json:"syscalls"` // system calls the copier made in the median run
 	// Calls breaks Syscalls down by the copier's own counters: one entry per
 	// strategy ("reflink", "copy_file_range", "direct", "sendfile", "splice", "rw")
 	// and "other" (fstat, lseek, ftruncate), always all seven.

@@ -30,20 +30,6 @@ func summarize(xs []float64) summary {
 	return summary{median: med, min: s[0], max: s[n-1]}
 }
 
-// medianInt is the median of counts, rounded down for an even count.
-func medianInt(xs []int64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[n/2]
-}
-
 // mbPerSec is the throughput of bytes in seconds, in decimal megabytes (10^6
 // bytes) per second, as dd and fio print MB/s; 0 when the time is 0.
 func mbPerSec(bytes int64, seconds float64) float64 {
