@@ -298,8 +298,17 @@ func TestBackgroundJobOnTerminal(t *testing.T) {
 			go func() { io.Copy(&out, master); close(read) }()
 			err := cmd.Wait()
 			waitFIFOPeer(t, fifo, wrote)
-			master.Close()
-			<-read
+			// The shell and its job have ended, and with them the last
+			// holders of the terminal: the read ends (EIO) once it has
+			// drained what they wrote. Closing the master before that
+			// would lose their last lines, the status among them.
+			select {
+			case <-read:
+			case <-time.After(10 * time.Second):
+				master.Close()
+				<-read
+				t.Fatalf("the terminal was still open 10s after the shell ended; it showed %q", out.String())
+			}
 			got := out.String()
 			if err != nil || !strings.Contains(got, "status 0") {
 				t.Fatalf("%v; terminal: %q: want the job to end with status 0", err, got)
