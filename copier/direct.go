@@ -269,7 +269,7 @@ func putRing(r *ring) {
 // chooseDirect is Auto's decision: Direct after Reflink for a large source
 // that is mostly not in the page cache (or any source of some size with
 // --nocache), when a ring is free. It takes the ring.
-func (c *copier) chooseDirect(regular bool) bool {
+func (c directCopy) chooseDirect(regular bool) bool {
 	o := c.opts
 	d := &c.res.Direct
 	// A sparse source counts by its data: holes are neither read nor
@@ -407,7 +407,7 @@ func readProc(path string) string {
 // directSetup opens the way for Direct once per copy: the alignment, the
 // source's O_DIRECT descriptor, O_DIRECT on the destination, the ring.
 // Its error is a refusal unless it says otherwise.
-func (c *copier) directSetup() error {
+func (c directCopy) directSetup() error {
 	d := &c.dio
 	if d.setUp {
 		return nil
@@ -424,17 +424,52 @@ func (c *copier) directSetup() error {
 	return nil
 }
 
-func (c *copier) directOpen() error {
+// directOpen does directSetup's work: it checks both files take O_DIRECT
+// with the same alignment, opens the source again with O_DIRECT, sets it on
+// the destination and takes a ring when Auto did not.
+func (c directCopy) directOpen() error {
 	d := &c.dio
-	st := &c.res.Stats[Direct]
-	fail := func(side Side, call string, err error) error {
-		return &Error{Strategy: Direct, Side: side, Err: syscallErr(call, err)}
-	}
 	if c.srcSt.Mode&unix.S_IFMT != unix.S_IFREG || !c.dstRegular {
 		// Devices and streams: not for this pipeline (and a FIFO must
 		// never be opened a second time).
-		return fail(SideBoth, "O_DIRECT", &unavailable{unix.EINVAL})
+		return directFail(SideBoth, "O_DIRECT", &unavailable{unix.EINVAL})
 	}
+	if err := c.directAlign(); err != nil {
+		return err
+	}
+	if err := c.directSource(); err != nil {
+		return err
+	}
+	fl, err := retry(&c.res.Stats[Direct].Calls, func() (int, error) { return fcntl(c.dst, unix.F_GETFL, 0) })
+	if err != nil {
+		return directFail(SideWrite, "fcntl(F_GETFL)", &unavailable{err})
+	}
+	d.dstFlags = fl & setflMask
+	if err := c.directDst(true); err != nil {
+		return err
+	}
+	if d.ring == nil {
+		// Forced: wait for a ring (Auto took one when it chose).
+		r, err := getRing(true)
+		if err != nil {
+			return directFail(SideBoth, "mmap", &unavailable{err})
+		}
+		d.ring = r
+	}
+	return nil
+}
+
+// directFail is a Direct setup error of one side's call.
+func directFail(side Side, call string, err error) error {
+	return &Error{Strategy: Direct, Side: side, Err: syscallErr(call, err)}
+}
+
+// directAlign sets the memory and offset alignment both files need
+// (STATX_DIOALIGN, else the block size) and refuses one the ring's buffers
+// cannot meet.
+func (c directCopy) directAlign() error {
+	d := &c.dio
+	st := &c.res.Stats[Direct]
 	var sx, dx unix.Statx_t
 	for _, f := range []struct {
 		fd   int
@@ -444,7 +479,7 @@ func (c *copier) directOpen() error {
 		if err := retryErr(&st.Calls, func() error {
 			return statx(f.fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, f.x)
 		}); err != nil {
-			return fail(f.side, "statx", &unavailable{err})
+			return directFail(f.side, "statx", &unavailable{err})
 		}
 	}
 	info := &c.res.Direct
@@ -455,7 +490,7 @@ func (c *copier) directOpen() error {
 			if dx.Dio_offset_align == 0 {
 				side = SideWrite
 			}
-			return fail(side, "statx(STATX_DIOALIGN)", unix.EINVAL)
+			return directFail(side, "statx(STATX_DIOALIGN)", unix.EINVAL)
 		}
 		d.memAlign = int(max(sx.Dio_mem_align, dx.Dio_mem_align))
 		d.offAlign = int(max(sx.Dio_offset_align, dx.Dio_offset_align))
@@ -469,17 +504,24 @@ func (c *copier) directOpen() error {
 	}
 	info.MemAlign, info.OffsetAlign = d.memAlign, d.offAlign
 	if d.memAlign > os.Getpagesize() || d.offAlign > directBufBytes || directBufBytes%d.offAlign != 0 || d.memAlign&(d.memAlign-1) != 0 {
-		return fail(SideBoth, "O_DIRECT", &unavailable{unix.EINVAL})
+		return directFail(SideBoth, "O_DIRECT", &unavailable{unix.EINVAL})
 	}
+	return nil
+}
 
+// directSource opens the source again with O_DIRECT into dio.src and checks
+// it is the same file.
+func (c directCopy) directSource() error {
+	d := &c.dio
+	st := &c.res.Stats[Direct]
 	fd, err := retry(&st.Calls, func() (int, error) { return reopen(c.src, unix.O_RDONLY|unix.O_DIRECT) })
 	if err != nil {
 		if err == unix.EINVAL {
 			// The filesystem takes no O_DIRECT: tmpfs before 6.6,
 			// some FUSE and network filesystems.
-			return fail(SideRead, "open(O_DIRECT)", err)
+			return directFail(SideRead, "open(O_DIRECT)", err)
 		}
-		return fail(SideRead, "open(O_DIRECT)", &unavailable{err})
+		return directFail(SideRead, "open(O_DIRECT)", &unavailable{err})
 	}
 	d.src = fd
 	var rs unix.Stat_t
@@ -487,29 +529,13 @@ func (c *copier) directOpen() error {
 		if err == nil {
 			err = unix.ESTALE
 		}
-		return fail(SideRead, "open(O_DIRECT)", &unavailable{err})
-	}
-	fl, err := retry(&st.Calls, func() (int, error) { return fcntl(c.dst, unix.F_GETFL, 0) })
-	if err != nil {
-		return fail(SideWrite, "fcntl(F_GETFL)", &unavailable{err})
-	}
-	d.dstFlags = fl & setflMask
-	if err := c.directDst(true); err != nil {
-		return err
-	}
-	if d.ring == nil {
-		// Forced: wait for a ring (Auto took one when it chose).
-		r, err := getRing(true)
-		if err != nil {
-			return fail(SideBoth, "mmap", &unavailable{err})
-		}
-		d.ring = r
+		return directFail(SideRead, "open(O_DIRECT)", &unavailable{err})
 	}
 	return nil
 }
 
 // directDst sets or clears O_DIRECT on the destination's descriptor.
-func (c *copier) directDst(on bool) error {
+func (c directCopy) directDst(on bool) error {
 	d := &c.dio
 	if d.dstOn == on {
 		return nil
@@ -533,7 +559,7 @@ func (c *copier) directDst(on bool) error {
 // directEnd undoes the setup: O_DIRECT cleared, the source's descriptor
 // closed, the ring given back. It returns an error only when O_DIRECT could
 // not be cleared.
-func (c *copier) directEnd() error {
+func (c directCopy) directEnd() error {
 	d := &c.dio
 	var err error
 	if d.dstOn {
@@ -583,7 +609,7 @@ type chunk struct {
 // writers skip the chunks after it, and once every request has returned the
 // tail is finished by directTail.
 type pipeline struct {
-	c         *copier
+	c         directCopy
 	reads     chan *chunk
 	writes    chan *chunk
 	done      chan *chunk
@@ -624,7 +650,7 @@ type depthGrower struct {
 	last   float64 // bytes a second of the window before
 }
 
-func (c *copier) newPipeline(off, end int64) *pipeline {
+func (c directCopy) newPipeline(off, end int64) *pipeline {
 	bufs := c.dio.ring.bufs
 	n := len(bufs)
 	p := &pipeline{
@@ -774,7 +800,7 @@ func (p *pipeline) adapt() {
 // pipeline and returns the bytes written, whether EOF was seen, and an
 // error (a refusal hands over at off+moved: every byte before it is in
 // the destination; bytes after it may be too, and are written again).
-func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
+func (c directCopy) direct(off, length int64) (moved int64, eof bool, err error) {
 	if err := c.directSetup(); err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -832,7 +858,7 @@ func (c *copier) direct(off, length int64) (moved int64, eof bool, err error) {
 // error, or its aligned part accounted for and its unaligned rest written
 // buffered (O_DIRECT cleared); then the end of the file, or (a whole chunk
 // whose write ended unaligned) restart: a new pipeline goes on after it.
-func (c *copier) directTail(ch *chunk, end int64) (moved int64, eof, restart bool, err error) {
+func (c directCopy) directTail(ch *chunk, end int64) (moved int64, eof, restart bool, err error) {
 	if ch.rerr != nil {
 		return 0, false, false, &Error{Strategy: Direct, Side: SideRead, Offset: ch.off, Err: ch.rerr}
 	}
@@ -876,7 +902,7 @@ func (c *copier) directTail(ch *chunk, end int64) (moved int64, eof, restart boo
 // file are serialised), and a copy that cannot fit fails before it starts.
 // Only for a source without holes (a sparse one keeps them) and a regular
 // destination; a filesystem without fallocate is copied without it.
-func (c *copier) preallocate(off int64) error {
+func (c directCopy) preallocate(off int64) error {
 	d := &c.dio
 	if d.preallocated {
 		return nil
@@ -947,7 +973,7 @@ func directWriteAligned(fd int, ch *chunk, align int) {
 // complete below off+n: counters, progress, and the durability hook
 // (WrittenDirect for O_DIRECT writes; the buffered tail went through
 // writeAll, which already called Written), Reached and the checkpoints.
-func (c *copier) directWritten(off, n int64, odirect bool) {
+func (c directCopy) directWritten(off, n int64, odirect bool) {
 	c.res.Stats[Direct].Bytes += n
 	c.res.Bytes += n
 	c.proven[Direct] = true

@@ -31,14 +31,14 @@ func Copy(dst, src *os.File, opts Options) (Result, error) {
 	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
 	c.dio.src = -1
 	err := c.run()
-	if derr := c.directEnd(); derr != nil && err == nil {
+	if derr := c.odirect().directEnd(); derr != nil && err == nil {
 		err = derr
 	}
 	if cerr := c.checkpointEnd(); err == nil {
 		err = cerr
 	}
-	c.closePipe()
-	c.releaseBuffer()
+	c.fast().closePipe()
+	c.fast().releaseBuffer()
 	// The descriptors are used as plain ints above: keep the files (and
 	// their finalizers) away until every call is done.
 	runtime.KeepAlive(src)
@@ -79,6 +79,19 @@ type copier struct {
 
 	dio directState
 }
+
+// fastPath holds the strategies other than Direct: one system call each
+// (or the rw loop), each returning what it moved, and for Reflink whether it
+// handled the whole range, and the error.
+type fastPath struct{ *copier }
+
+func (c *copier) fast() fastPath { return fastPath{c} }
+
+// directCopy is the O_DIRECT pipeline: its setup, its ring of buffers, its
+// reader and writer, its end.
+type directCopy struct{ *copier }
+
+func (c *copier) odirect() directCopy { return directCopy{c} }
 
 func isPositional(mode uint32) bool {
 	t := mode & unix.S_IFMT
@@ -254,7 +267,7 @@ func (c *copier) buildChain(empty bool) {
 		if share {
 			c.chain = append(c.chain, Reflink)
 		}
-		if c.chooseDirect(regular) {
+		if c.odirect().chooseDirect(regular) {
 			c.chain = append(c.chain, Direct)
 		}
 		if !c.zeros && !o.SyncWrites {
@@ -332,7 +345,7 @@ func (c *copier) probe() error {
 	var err error
 	switch s {
 	case Reflink:
-		_, _, err = c.reflink(0, -1)
+		_, _, err = c.fast().reflink(0, -1)
 		if err != nil {
 			c.res.Reflink = DebugUnsupported
 		}
@@ -341,11 +354,11 @@ func (c *copier) probe() error {
 	case Sendfile:
 		_, err = retry(&st.Calls, func() (int, error) { return sendfile(c.dst, c.src, c.srcOff(0), 0) })
 	case Splice:
-		if err = c.openPipe(); err == nil {
+		if err = c.fast().openPipe(); err == nil {
 			_, err = retry(&st.Calls, func() (int64, error) { return splice(c.src, c.srcOff(0), c.pipe[1], nil, 0, spliceFlags) })
 		}
 	case Direct:
-		err = c.directSetup()
+		err = c.odirect().directSetup()
 	}
 	if err == nil {
 		return nil
@@ -433,7 +446,7 @@ func (c *copier) noteRefusal(s Strategy) {
 func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bool, err error) {
 	if s == Direct {
 		// One pipeline for the whole range; it counts as it writes.
-		return c.direct(off, length)
+		return c.odirect().direct(off, length)
 	}
 	st := &c.res.Stats[s]
 	for length != 0 {
@@ -445,15 +458,15 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 		var done bool
 		switch s {
 		case Reflink:
-			n, done, err = c.reflink(off, length)
+			n, done, err = c.fast().reflink(off, length)
 		case CopyFileRange:
-			n, err = c.copyFileRange(off, min(want, offloadChunkBytes))
+			n, err = c.fast().copyFileRange(off, min(want, offloadChunkBytes))
 		case Sendfile:
-			n, err = c.sendfile(off, min(want, offloadChunkBytes))
+			n, err = c.fast().sendfile(off, min(want, offloadChunkBytes))
 		case Splice:
-			n, err = c.splice(off, min(want, pipeBytes))
+			n, err = c.fast().splice(off, min(want, pipeBytes))
 		case RW:
-			n, err = c.rw(off, min(want, int64(c.bufSize)))
+			n, err = c.fast().rw(off, min(want, int64(c.bufSize)))
 		}
 		if n > 0 {
 			moved += n

@@ -8,7 +8,7 @@ import "golang.org/x/sys/unix"
 // whole file, FICLONERANGE for one data extent of a sparse file (so holes
 // stay holes). length < 0 means "to the end of the source". It returns the
 // bytes cloned and whether that reached the end of the source.
-func (c *copier) reflink(off, length int64) (int64, bool, error) {
+func (c fastPath) reflink(off, length int64) (int64, bool, error) {
 	st := &c.res.Stats[Reflink]
 	var err error
 	name := "ioctl(FICLONE)"

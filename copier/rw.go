@@ -10,7 +10,7 @@ import (
 // rw reads up to n bytes at off into the buffer and writes them out: the
 // portable last resort, and the only strategy that can see zero blocks
 // (--sparse=always) and turn them into holes.
-func (c *copier) rw(off, n int64) (int64, error) {
+func (c fastPath) rw(off, n int64) (int64, error) {
 	st := &c.res.Stats[RW]
 	b := c.buffer()[:n]
 	var m int
@@ -42,7 +42,7 @@ func (c *copier) rw(off, n int64) (int64, error) {
 // buffer returns the rw buffer, allocated on first use. Buffers of the
 // default size come from a pool, so a tree of many files does not allocate
 // (and collect) a megabyte per file.
-func (c *copier) buffer() []byte {
+func (c fastPath) buffer() []byte {
 	if c.buf == nil {
 		if c.bufSize == defaultPoolSize {
 			c.buf = *bufPool.Get().(*[]byte)
@@ -54,7 +54,7 @@ func (c *copier) buffer() []byte {
 }
 
 // releaseBuffer returns a pooled buffer when the copy is done.
-func (c *copier) releaseBuffer() {
+func (c fastPath) releaseBuffer() {
 	if len(c.buf) == defaultPoolSize {
 		b := c.buf
 		bufPool.Put(&b)
@@ -101,7 +101,7 @@ func (c *copier) writeAll(st *Stat, s Strategy, b []byte, off int64) error {
 // writeSparse writes b at off but leaves every all-zero block (aligned to
 // the destination's block size) as a hole; the final ftruncate gives the
 // file its size when it ends in zeros.
-func (c *copier) writeSparse(b []byte, off int64) error {
+func (c fastPath) writeSparse(b []byte, off int64) error {
 	if c.zeroBlock == nil {
 		c.zeroBlock = make([]byte, c.blockSize)
 	}

@@ -8,7 +8,7 @@ import "golang.org/x/sys/unix"
 // at an explicit offset, the destination is written at its file position,
 // which is moved to off first when it is elsewhere (after a hole, or when
 // another strategy wrote before).
-func (c *copier) sendfile(off, n int64) (int64, error) {
+func (c fastPath) sendfile(off, n int64) (int64, error) {
 	st := &c.res.Stats[Sendfile]
 	if c.dstPos && c.dstFilePos != off {
 		if _, err := retry(&st.Calls, func() (int64, error) { return seek(c.dst, off, unix.SEEK_SET) }); err != nil {

@@ -15,7 +15,7 @@ var errShortWrite = errors.New("short write")
 // splice moves up to n bytes at off with splice(2). When one end is a pipe
 // (a FIFO) it splices straight across; otherwise through a private pipe
 // sized with F_SETPIPE_SZ: source -> pipe, then pipe -> destination.
-func (c *copier) splice(off, n int64) (int64, error) {
+func (c fastPath) splice(off, n int64) (int64, error) {
 	st := &c.res.Stats[Splice]
 	if c.srcFIFO || c.dstFIFO {
 		m, err := retry(&st.Calls, func() (int64, error) {
@@ -63,7 +63,7 @@ func (c *copier) splice(off, n int64) (int64, error) {
 // A stream source cannot: its bytes exist only in the pipe, so they are
 // written with read/write before the error (maybe a refusal that lets the
 // next strategy go on) is returned.
-func (c *copier) spliceOutFailed(off, out, in int64, err error) (int64, error) {
+func (c fastPath) spliceOutFailed(off, out, in int64, err error) (int64, error) {
 	if out > 0 {
 		c.wrote(off, out)
 	}
@@ -90,7 +90,7 @@ func (c *copier) spliceOutFailed(off, out, in int64, err error) (int64, error) {
 	return out, e
 }
 
-func (c *copier) openPipe() error {
+func (c fastPath) openPipe() error {
 	st := &c.res.Stats[Splice]
 	var p [2]int
 	if err := retryErr(&st.Calls, func() error { return pipe2(p[:], unix.O_CLOEXEC) }); err != nil {
@@ -104,7 +104,7 @@ func (c *copier) openPipe() error {
 	return nil
 }
 
-func (c *copier) closePipe() {
+func (c fastPath) closePipe() {
 	if !c.havePipe {
 		return
 	}
