@@ -48,7 +48,7 @@ type destInfo struct {
 // a special file, renamed over DEST). It returns ok=false when the entry
 // is done (skipped or failed).
 func (j *job) checkDest(data bool) (destInfo, bool) {
-	return j.checkDestUpdate(data, j.a.opts.Update)
+	return j.checkDestUpdate(data, j.a.opts.Update == flags.UpdateOlder)
 }
 
 // checkDestUpdate is checkDest with -u given or not: a further name of an
@@ -68,9 +68,9 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 	o := j.a.opts
 	resumeTree := o.Resume && o.Recursive
 	dec := decide(facts, decideOpts{
-		noClobber: o.NoClobber, update: update, interactive: o.Interactive, force: o.Force,
+		noClobber: o.Update == flags.UpdateNone, update: update, interactive: o.Interactive, force: o.Force,
 		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
-		noneFail: o.NoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
+		noneFail: o.Update == flags.UpdateNoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
 	})
 	if dec.ask && !j.a.confirm(overwriteQuestion(j.a.opts, ex, facts, j.dst)) {
 		j.r.failQuietly() // cp 9.11: a "no" fails the entry
@@ -210,7 +210,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 	}
 	switch ex.act {
 	case actSkip:
-		ex.kept = update && facts.notNewer && !o.NoClobber
+		ex.kept = update && facts.notNewer && o.Update != flags.UpdateNone
 		debugSkipped(j.a.opts, j.r, j.dst)
 		return ex, false
 	case actSkipComplete:

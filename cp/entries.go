@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"fastcp/durability"
+	"fastcp/flags"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -27,7 +28,7 @@ func (j *job) copySymlink() {
 		}
 		return
 	}
-	j.makeEntry(newEntry{what: "cannot create symbolic link", update: j.a.opts.Update,
+	j.makeEntry(newEntry{what: "cannot create symbolic link", update: j.a.opts.Update == flags.UpdateOlder,
 		create: func(ent durability.Entry) error {
 			return unix.Symlinkat(link, ent.Dir, ent.Name)
 		},
@@ -45,7 +46,7 @@ func (j *job) copySpecial() {
 	if j.a.opts.NoPreserveMode {
 		mode = st.Mode&unix.S_IFMT | 0o666
 	}
-	j.makeEntry(newEntry{what: what, update: j.a.opts.Update,
+	j.makeEntry(newEntry{what: what, update: j.a.opts.Update == flags.UpdateOlder,
 		create: func(ent durability.Entry) error {
 			// mknod applies the umask, as creating a file does.
 			return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))

@@ -118,13 +118,28 @@ func backupSuffix(st *parseState) string {
 	return s
 }
 
-// Update words (--update=WHEN), in cp's order.
+// UpdateMode is the rule for an existing DEST (--update=WHEN, -u, -n): the
+// values in UpdateWords' order.
+type UpdateMode uint8
+
 const (
-	updateAll = iota
-	updateNone
-	updateNoneFail
-	updateOlder
+	// UpdateAll replaces every existing DEST (the default, --update=all).
+	UpdateAll UpdateMode = iota
+	// UpdateNone skips an existing DEST silently (-n, --update=none).
+	UpdateNone
+	// UpdateNoneFail skips an existing DEST with a diagnostic and exit
+	// status 1 (--update=none-fail).
+	UpdateNoneFail
+	// UpdateOlder replaces a DEST only when SOURCE is newer (-u,
+	// --update=older).
+	UpdateOlder
 )
+
+// Replaces reports whether the rule lets some existing DEST be replaced.
+func (m UpdateMode) Replaces() bool { return m == UpdateAll || m == UpdateOlder }
+
+// String is the rule's --update word.
+func (m UpdateMode) String() string { return UpdateWords[m] }
 
 // UpdateWords are the values --update takes.
 var UpdateWords = []string{"all", "none", "none-fail", "older"}
@@ -138,14 +153,14 @@ func (v *updateValue) Type() string   { return "WHEN" }
 
 func (v *updateValue) Set(s string) error {
 	if s == noValue {
-		v.st.update = updateOlder // -u, --update
+		v.st.update = UpdateOlder // -u, --update
 		return nil
 	}
 	w, err := argmatch(s, "--update", wordChoices(UpdateWords))
 	if err != nil {
 		return err
 	}
-	v.st.update = w
+	v.st.update = UpdateMode(w)
 	return nil
 }
 

@@ -65,14 +65,11 @@ type Options struct {
 	Recursive bool
 	Preserve  Preserve
 	Force     bool
-	// NoClobber skips an existing DEST silently (-n, --update=none),
-	// NoneFail skips it with a diagnostic and exit status 1
-	// (--update=none-fail), Interactive asks (-i): at most one is set.
-	NoClobber   bool
-	NoneFail    bool
+	// Update is which existing DESTs are replaced (--update, -u, -n).
+	Update UpdateMode
+	// Interactive asks before replacing a DEST (-i); never set when Update
+	// is UpdateNone or UpdateNoneFail.
 	Interactive bool
-	// Update copies only when SOURCE is newer than DEST (-u, --update=older).
-	Update      bool
 	TargetDir   string
 	NoTargetDir bool
 	Deref       Deref
@@ -204,9 +201,10 @@ type parseState struct {
 	versionControl string // --backup=CONTROL's CONTROL
 	suffix         *string
 	// -i and -n, the last one given (cp's x.interactive), and the last
-	// --update's word (-1: none given): settled into Options at the end.
+	// --update's rule (UpdateAll when none is given): settled into Options
+	// at the end.
 	interactive interactiveMode
-	update      int
+	update      UpdateMode
 }
 
 type interactiveMode int
@@ -224,12 +222,10 @@ const (
 func (st *parseState) settleUpdate(o *Options) {
 	upd := st.update
 	if st.interactive == interactiveSkip {
-		upd = updateNone
+		upd = UpdateNone
 	}
-	o.Interactive = st.interactive == interactiveAsk && upd != updateNone && upd != updateNoneFail
-	o.NoClobber = upd == updateNone
-	o.NoneFail = upd == updateNoneFail
-	o.Update = upd == updateOlder
+	o.Interactive = st.interactive == interactiveAsk && upd.Replaces()
+	o.Update = upd
 }
 
 // noValue is the value pflag gives an option with an optional argument
@@ -255,7 +251,7 @@ func onlyOperands(args []string) bool {
 func parseOptions(args []string, env Env) (*Options, error) {
 	o := defaultOptions()
 	_, o.PosixlyCorrect = env("POSIXLY_CORRECT")
-	st := &parseState{env: env, update: -1}
+	st := &parseState{env: env}
 	fs := newFlagSet(o, st)
 	fs.SetInterspersed(!o.PosixlyCorrect)
 	args, err := expandArgs(fs, args, o.PosixlyCorrect)
@@ -340,7 +336,7 @@ func (o *Options) check(st *parseState) error {
 	if o.Link && o.Symlink {
 		return usagef("cannot make both hard and symbolic links")
 	}
-	if st.makeBackups && (o.NoClobber || o.NoneFail) {
+	if st.makeBackups && !o.Update.Replaces() {
 		return usagef("cannot combine --backup with -n/--no-clobber or --update=none-fail")
 	}
 	if st.makeBackups {

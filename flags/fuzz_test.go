@@ -113,7 +113,7 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 			t.Fatalf("Parse(%q): %d operands", args, n)
 		}
 	}
-	if n := btoi(o.NoClobber) + btoi(o.Interactive) + btoi(o.NoneFail); n > 1 {
+	if n := btoi(o.Update == UpdateNone) + btoi(o.Interactive) + btoi(o.Update == UpdateNoneFail); n > 1 {
 		t.Fatalf("Parse(%q): more than one of -n, -i, --update=none-fail: %+v", args, o)
 	}
 	if o.Link && o.Symlink {
@@ -122,7 +122,7 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 	if o.Force && (o.Link || o.Symlink) && !o.RemoveDestination {
 		t.Fatalf("Parse(%q): -f with -l or -s must remove DEST first", args)
 	}
-	if o.Backup != BackupNone && (o.NoClobber || o.NoneFail) {
+	if o.Backup != BackupNone && (o.Update == UpdateNone || o.Update == UpdateNoneFail) {
 		t.Fatalf("Parse(%q): a backup with -n or --update=none-fail", args)
 	}
 	if o.Backup != BackupNone && (o.BackupSuffix == "" || strings.Contains(o.BackupSuffix, "/")) {

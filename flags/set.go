@@ -49,7 +49,7 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.VarP(&intValue{p: &o.Jobs, flag: "jobs", min: 1, max: 1024}, "jobs", "j", "copy up to N files at once")
 
 	fs.BoolVarP(&o.Force, "force", "f", false, "if an existing destination cannot be opened, remove it and try again")
-	fs.BoolVarP(&o.NoClobber, "no-clobber", "n", false, "do not overwrite an existing file")
+	fs.BoolP("no-clobber", "n", false, "do not overwrite an existing file")
 	fs.BoolVarP(&o.Interactive, "interactive", "i", false, "prompt before overwrite")
 	fs.BoolVar(&o.RemoveDestination, "remove-destination", false, "remove each existing DEST before opening it")
 	fs.VarP(&backupValue{st}, "backup", "b", "back up each existing DEST: none, off, numbered, t, existing, nil, simple, never")
