@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"fastcp/durability"
+	"fastcp/flags"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +27,7 @@ func (j *job) linkEntry(follow bool) {
 		return
 	}
 	what := "cannot create hard link"
-	if o.Symlink {
+	if o.Link == flags.LinkSymbolic {
 		what = "cannot create symbolic link"
 		if !filepath.IsAbs(src) && !inCurrentDir(dst) {
 			j.r.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
@@ -38,7 +39,7 @@ func (j *job) linkEntry(follow bool) {
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
-	if !o.Symlink && sourceThroughDest(src, entryAt{j.p.src, j.e.name}, &e.st, entryAt{j.p.dst, j.name}, ex.st, ex.backup != "") {
+	if o.Link != flags.LinkSymbolic && sourceThroughDest(src, entryAt{j.p.src, j.e.name}, &e.st, entryAt{j.p.dst, j.name}, ex.st, ex.backup != "") {
 		fail(unix.ENOENT)
 		return
 	}
@@ -50,7 +51,7 @@ func (j *job) linkEntry(follow bool) {
 		linkFlags = unix.AT_SYMLINK_FOLLOW
 	}
 	makeLink := func(dfd int, name string) error {
-		if o.Symlink {
+		if o.Link == flags.LinkSymbolic {
 			return unix.Symlinkat(src, dfd, name)
 		}
 		return unix.Linkat(p.src.Fd(), e.name, dfd, name, linkFlags)

@@ -126,7 +126,7 @@ func follows(o *flags.Options, top bool) bool {
 		return top
 	case flags.DerefDefault:
 		// cp: -l follows them even when recursive.
-		return !o.Recursive || o.Link
+		return !o.Recursive || o.Link == flags.LinkHard
 	}
 	return false
 }

@@ -62,7 +62,7 @@ func sameName(a, b entryAt) bool {
 // derefNever is cp's x->dereference == DEREF_NEVER: symbolic links in
 // SOURCE are never followed (-P, -d, -a, and -r without -L, -H or -l).
 func derefNever(o *flags.Options) bool {
-	return o.Deref == flags.DerefNever || o.Deref == flags.DerefDefault && o.Recursive && !o.Link
+	return o.Deref == flags.DerefNever || o.Deref == flags.DerefDefault && o.Recursive && o.Link != flags.LinkHard
 }
 
 func isLink(st *unix.Stat_t) bool { return isSymlink(st) }
@@ -88,7 +88,7 @@ type sameFile struct {
 func sameFileOK(o *flags.Options, src entryAt, ssb *unix.Stat_t, dst entryAt, dsb *unix.Stat_t) (ok, done bool) {
 	f := &sameFile{o: o, src: src, dst: dst, ssb: ssb, dsb: dsb}
 	same := idOf(ssb) == idOf(dsb)
-	if same && o.Link {
+	if same && o.Link == flags.LinkHard {
 		return true, true
 	}
 	if decided, ok, done := f.entries(same); decided {
@@ -157,16 +157,16 @@ func (f *sameFile) unlinked() (ok, done bool) {
 		if idOf(srcLink) != idOf(dstLink) {
 			return true, false
 		}
-		if o.Link {
+		if o.Link == flags.LinkHard {
 			return true, true
 		}
 		// Two names of one file: removing DEST first leaves SOURCE.
-		if o.RemoveDestination && !o.Symlink && !sameName(f.src, f.dst) {
+		if o.RemoveDestination && o.Link != flags.LinkSymbolic && !sameName(f.src, f.dst) {
 			return true, false
 		}
 	}
 	// A DEST symlink can be made anew, or removed first.
-	if isLink(dstLink) && (o.Symlink || o.RemoveDestination) {
+	if isLink(dstLink) && (o.Link == flags.LinkSymbolic || o.RemoveDestination) {
 		return true, false
 	}
 	if !derefNever(o) {
@@ -187,7 +187,7 @@ func (f *sameFile) unlinked() (ok, done bool) {
 	if idOf(ts) != idOf(td) {
 		return true, false
 	}
-	if o.Link {
+	if o.Link == flags.LinkHard {
 		return true, !isLink(dstLink)
 	}
 	return false, false

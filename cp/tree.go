@@ -144,7 +144,7 @@ func (a *app) copyEntry(p *dirCopy, e *entry, name, src, dst string) {
 		return
 	}
 	switch {
-	case a.opts.Link || a.opts.Symlink:
+	case a.opts.Link != flags.LinkNone:
 		// -l, -s: a link instead of a copy, whatever the type. A hard
 		// link to a symbolic link follows it when the walk did.
 		follow := !isSymlink(st)

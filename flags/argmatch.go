@@ -141,6 +141,18 @@ func (m UpdateMode) Replaces() bool { return m == UpdateAll || m == UpdateOlder 
 // String is the rule's --update word.
 func (m UpdateMode) String() string { return UpdateWords[m] }
 
+// LinkMode is what is made instead of a copy of the data (-l, -s).
+type LinkMode uint8
+
+const (
+	// LinkNone copies the data (neither -l nor -s).
+	LinkNone LinkMode = iota
+	// LinkHard makes hard links (-l, --link).
+	LinkHard
+	// LinkSymbolic makes symbolic links (-s, --symbolic-link).
+	LinkSymbolic
+)
+
 // UpdateWords are the values --update takes.
 var UpdateWords = []string{"all", "none", "none-fail", "older"}
 

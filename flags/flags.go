@@ -74,9 +74,9 @@ type Options struct {
 	NoTargetDir bool
 	Deref       Deref
 
-	// Link and Symlink make hard links (-l) or symbolic links (-s)
-	// instead of copying file data.
-	Link, Symlink bool
+	// Link makes hard links (-l) or symbolic links (-s) instead of
+	// copying file data.
+	Link LinkMode
 	// Backup names the backup made of each existing DEST before it is
 	// replaced (-b, --backup, -S), with BackupSuffix for simple backups.
 	Backup       BackupMode
@@ -198,6 +198,8 @@ func ParseEnv(args []string, env Env) (*Options, error) {
 type parseState struct {
 	env            Env
 	makeBackups    bool
+	hardLink       bool   // -l
+	symLink        bool   // -s
 	versionControl string // --backup=CONTROL's CONTROL
 	suffix         *string
 	// -i and -n, the last one given (cp's x.interactive), and the last
@@ -333,8 +335,13 @@ func (o *Options) check(st *parseState) error {
 	// --debug prints the -v lines too.
 	o.Verbose = o.Verbose || o.Debug
 	// cp's checks, in cp's order.
-	if o.Link && o.Symlink {
+	if st.hardLink && st.symLink {
 		return usagef("cannot make both hard and symbolic links")
+	}
+	if st.hardLink {
+		o.Link = LinkHard
+	} else if st.symLink {
+		o.Link = LinkSymbolic
 	}
 	if st.makeBackups && !o.Update.Replaces() {
 		return usagef("cannot combine --backup with -n/--no-clobber or --update=none-fail")
@@ -349,7 +356,7 @@ func (o *Options) check(st *parseState) error {
 			o.BackupSuffix = backupSuffix(st)
 		}
 	}
-	if o.Force && (o.Link || o.Symlink) {
+	if o.Force && o.Link != LinkNone {
 		// cp: with -f, a link is made after removing DEST.
 		o.RemoveDestination = true
 	}
@@ -409,7 +416,7 @@ func (o *Options) checkCombinations() error {
 			Hint: "The backup is the old DEST's inode, which --inplace would write into; drop one of the two.",
 		}
 	}
-	if o.InPlace && o.RemoveDestination && !o.Link && !o.Symlink {
+	if o.InPlace && o.RemoveDestination && o.Link == LinkNone {
 		return &UsageError{
 			Msg:  "--remove-destination cannot be combined with --inplace",
 			Hint: "--inplace writes into the existing DEST; drop one of the two.",

@@ -236,10 +236,10 @@ func TestCpOptions(t *testing.T) {
 		check func(o *Options) bool
 	}{
 		{[]string{"-d", "a", "b"}, nil, func(o *Options) bool { return o.Deref == DerefNever && o.HardLinks && !o.Preserve.Any() }},
-		{[]string{"-l", "a", "b"}, nil, func(o *Options) bool { return o.Link && !o.RemoveDestination }},
-		{[]string{"--link", "-f", "a", "b"}, nil, func(o *Options) bool { return o.Link && o.RemoveDestination }},
-		{[]string{"-s", "a", "b"}, nil, func(o *Options) bool { return o.Symlink }},
-		{[]string{"--symbolic-link", "a", "b"}, nil, func(o *Options) bool { return o.Symlink }},
+		{[]string{"-l", "a", "b"}, nil, func(o *Options) bool { return o.Link == LinkHard && !o.RemoveDestination }},
+		{[]string{"--link", "-f", "a", "b"}, nil, func(o *Options) bool { return o.Link == LinkHard && o.RemoveDestination }},
+		{[]string{"-s", "a", "b"}, nil, func(o *Options) bool { return o.Link == LinkSymbolic }},
+		{[]string{"--symbolic-link", "a", "b"}, nil, func(o *Options) bool { return o.Link == LinkSymbolic }},
 		{[]string{"-b", "a", "b"}, nil, func(o *Options) bool { return o.Backup == BackupExisting && o.BackupSuffix == "~" }},
 		{[]string{"--backup", "a", "b"}, map[string]string{"VERSION_CONTROL": "t"}, func(o *Options) bool { return o.Backup == BackupNumbered }},
 		{[]string{"-b", "a", "b"}, map[string]string{"VERSION_CONTROL": "never"}, func(o *Options) bool { return o.Backup == BackupSimple }},

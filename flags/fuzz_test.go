@@ -116,10 +116,10 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 	if n := btoi(o.Update == UpdateNone) + btoi(o.Interactive) + btoi(o.Update == UpdateNoneFail); n > 1 {
 		t.Fatalf("Parse(%q): more than one of -n, -i, --update=none-fail: %+v", args, o)
 	}
-	if o.Link && o.Symlink {
-		t.Fatalf("Parse(%q): both -l and -s", args)
+	if o.Link > LinkSymbolic {
+		t.Fatalf("Parse(%q): Link %d", args, o.Link)
 	}
-	if o.Force && (o.Link || o.Symlink) && !o.RemoveDestination {
+	if o.Force && o.Link != LinkNone && !o.RemoveDestination {
 		t.Fatalf("Parse(%q): -f with -l or -s must remove DEST first", args)
 	}
 	if o.Backup != BackupNone && (o.Update == UpdateNone || o.Update == UpdateNoneFail) {
@@ -131,7 +131,7 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 	if o.Backup == BackupNone && o.BackupSuffix != "" {
 		t.Fatalf("Parse(%q): a suffix %q without backups", args, o.BackupSuffix)
 	}
-	if o.InPlace && (o.Backup != BackupNone || o.RemoveDestination && !o.Link && !o.Symlink) {
+	if o.InPlace && (o.Backup != BackupNone || o.RemoveDestination && o.Link == LinkNone) {
 		t.Fatalf("Parse(%q): --inplace with a backup or --remove-destination", args)
 	}
 	if o.NoPreserveMode && o.Preserve.Mode {

@@ -25,8 +25,8 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.Lookup("preserve").NoOptDefVal = "mode,ownership,timestamps"
 	fs.Var(&preserveValue{o: o}, "no-preserve", "do not preserve the attributes in LIST")
 	fs.BoolVar(&o.AttributesOnly, "attributes-only", false, "copy attributes, not data")
-	fs.BoolVarP(&o.Link, "link", "l", false, "make hard links instead of copying")
-	fs.BoolVarP(&o.Symlink, "symbolic-link", "s", false, "make symbolic links instead of copying")
+	fs.BoolVarP(&st.hardLink, "link", "l", false, "make hard links instead of copying")
+	fs.BoolVarP(&st.symLink, "symbolic-link", "s", false, "make symbolic links instead of copying")
 	fs.BoolVar(&o.Parents, "parents", false, "use the full source file name under DIRECTORY")
 	fs.BoolVar(&o.CopyContents, "copy-contents", false, "copy the contents of special files when recursive")
 	fs.BoolVar(&o.KeepDirSymlink, "keep-directory-symlink", false, "follow existing symlinks to directories in DEST")

@@ -2,7 +2,10 @@
 
 package flags
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestUpdateMode: -n, -i, -u, --update and -f settle into one update rule,
 // -i and -f as cp 9.11 combines them, the last of -i and -n winning.
@@ -59,6 +62,46 @@ func TestUpdateModeWords(t *testing.T) {
 	for m, replaces := range map[UpdateMode]bool{UpdateAll: true, UpdateOlder: true, UpdateNone: false, UpdateNoneFail: false} {
 		if m.Replaces() != replaces {
 			t.Errorf("%v.Replaces() = %v, want %v", m, m.Replaces(), replaces)
+		}
+	}
+}
+
+// TestLinkMode: -l and -s each give their mode, both together are a usage
+// error whatever their order, and -f with either removes DEST first.
+func TestLinkMode(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		link   LinkMode
+		remove bool
+		err    string
+	}{
+		{nil, LinkNone, false, ""},
+		{[]string{"-l"}, LinkHard, false, ""},
+		{[]string{"--link"}, LinkHard, false, ""},
+		{[]string{"-s"}, LinkSymbolic, false, ""},
+		{[]string{"--symbolic-link"}, LinkSymbolic, false, ""},
+		{[]string{"-l", "-l"}, LinkHard, false, ""},
+		{[]string{"-f", "-l"}, LinkHard, true, ""},
+		{[]string{"-s", "-f"}, LinkSymbolic, true, ""},
+		{[]string{"-s", "--remove-destination"}, LinkSymbolic, true, ""},
+		{[]string{"-f"}, LinkNone, false, ""},
+		{[]string{"-l", "-s"}, LinkNone, false, "cannot make both hard and symbolic links"},
+		{[]string{"-s", "-l"}, LinkNone, false, "cannot make both hard and symbolic links"},
+	} {
+		args := append(append([]string{}, tc.args...), "a", "b")
+		o, err := ParseEnv(args, noEnv)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Parse(%q): error %v, want %q", args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", args, err)
+		}
+		if o.Link != tc.link || o.RemoveDestination != tc.remove {
+			t.Errorf("Parse(%q): Link %d, RemoveDestination %v; want %d, %v",
+				args, o.Link, o.RemoveDestination, tc.link, tc.remove)
 		}
 	}
 }
