@@ -4,10 +4,12 @@ package fsdir
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -111,10 +113,20 @@ func TestCallsFollowTheDescriptor(t *testing.T) {
 // made in it, and Sync opens it again (and fails as the kernel says).
 func TestOPath(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root reads every directory")
+		// Root reads every directory: the case is an unprivileged user's,
+		// so root runs it again as uid 65534.
+		runAsNobody(t, "TestOPath")
+		return
 	}
-	dir := filepath.Join(t.TempDir(), "wx")
-	os.Mkdir(dir, 0o300)
+	parent, err := os.MkdirTemp("", "fsdir-opath-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(parent)
+	dir := filepath.Join(parent, "wx")
+	if err := os.Mkdir(dir, 0o300); err != nil {
+		t.Fatal(err)
+	}
 	d, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +137,43 @@ func TestOPath(t *testing.T) {
 	}
 	if err := d.Mkdir("x"); err != nil {
 		t.Errorf("Mkdir in an O_PATH directory: %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "x")); err != nil || !st.IsDir() {
+		t.Errorf("Mkdir made no directory: %v", err)
+	}
+}
+
+// runAsNobody runs the test named again in a copy of this test binary
+// as uid and gid 65534 (the binary's own directory is root's alone), and
+// fails unless it ran and passed there.
+func runAsNobody(t *testing.T, name string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "fsdir-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	copyPath := filepath.Join(dir, "fsdir.test")
+	if err := os.WriteFile(copyPath, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copyPath, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("%s as uid 65534: %v\n%s", name, err, out)
 	}
 }
 
