@@ -30,6 +30,32 @@ func shellCmd(ctx context.Context, t testing.TB, dir, script string, args ...str
 	return cmd
 }
 
+// startCopyingShell starts script with shellCmd, its output in buffers,
+// and waits until the fastcp it runs holds a temporary file with data in
+// dir; it returns that fastcp's pid. The shell is killed when the test ends.
+func startCopyingShell(ctx context.Context, t *testing.T, dir, script string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer, int) {
+	t.Helper()
+	cmd := shellCmd(ctx, t, dir, script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var pid int
+	if !waitFor(func() bool {
+		pid = traceePid(cmd.Process.Pid)
+		if pid == 0 {
+			return false
+		}
+		_, ok := openTempWithData(pid, dir)
+		return ok
+	}) {
+		t.Fatalf("the copy did not start; stderr %q", stderr.String())
+	}
+	return cmd, &stdout, &stderr, pid
+}
+
 // TestCtrlCStopsLoop is the Ctrl-C of a terminal (SIGINT to the foreground
 // process group) during the first copy of a shell loop: fastcp must die of
 // the signal, so that bash, which waits for it, ends the loop and dies of
@@ -50,24 +76,7 @@ func TestCtrlCStopsLoop(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := shellCmd(ctx, t, dir, `for f in first second third; do "$0" "$f" "copy-$f"; done; echo loop-ended`)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var pid int
-	if !waitFor(func() bool {
-		pid = traceePid(cmd.Process.Pid)
-		if pid == 0 {
-			return false
-		}
-		_, ok := openTempWithData(pid, dir)
-		return ok
-	}) {
-		t.Fatalf("the first copy did not start; stderr %q", stderr.String())
-	}
+	cmd, stdout, stderr, _ := startCopyingShell(ctx, t, dir, `for f in first second third; do "$0" "$f" "copy-$f"; done; echo loop-ended`)
 	// The process group of the job: bash and fastcp, as the terminal
 	// driver sends a Ctrl-C.
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
@@ -120,24 +129,7 @@ func TestSignalStatusSeenByShell(t *testing.T) {
 			wrote := fifoWriter(fifo, randomBytes(64<<10, "status"), hold)
 			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 			defer cancel()
-			cmd := shellCmd(ctx, t, dir, `env --default-signal=INT "$0" src dst & wait $!; echo "status $?"`)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			var pid int
-			if !waitFor(func() bool {
-				pid = traceePid(cmd.Process.Pid)
-				if pid == 0 {
-					return false
-				}
-				_, ok := openTempWithData(pid, dir)
-				return ok
-			}) {
-				t.Fatalf("the copy did not start; stderr %q", stderr.String())
-			}
+			cmd, stdout, stderr, pid := startCopyingShell(ctx, t, dir, `env --default-signal=INT "$0" src dst & wait $!; echo "status $?"`)
 			if err := syscall.Kill(pid, c.sig); err != nil {
 				t.Fatal(err)
 			}
