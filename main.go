@@ -60,7 +60,8 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 	}
 	out.SetQuiet(opts.Quiet)
 	session := durability.NewSession()
-	stop := handleSignals(out, session)
+	arm, stop := handleSignals(out, session)
+	session.SetArm(arm)
 	defer stop()
 
 	if opts.Benchmark {
@@ -121,50 +122,75 @@ func versionString() string {
 // complete, so the files being copied then are cleaned up and fastcp dies
 // of SIGPIPE, as cp does. (The runtime installs its own SIGPIPE handler
 // even when the caller ignored it, so that case cannot be told apart.)
-func handleSignals(out *output.Output, session *durability.Session) (stop func()) {
-	c := make(chan os.Signal, 1)
-	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
-		if !signal.Ignored(s) {
-			signal.Notify(c, s)
-		}
-	}
-	var handling sync.Mutex
+//
+// The handlers are installed by arm, which the session calls before it
+// first holds something to clean up (durability.Session.SetArm):
+// signal.Notify costs a round trip to the runtime's signal-mask thread per
+// signal, a quarter of a millisecond for the four, more than a 4 KiB copy
+// into an unnamed temporary file takes. Until then a fatal signal kills
+// the process by the default action (the runtime's handler re-raises it),
+// which is the same death: the unnamed file has no name to leave behind.
+func handleSignals(out *output.Output, session *durability.Session) (arm, stop func()) {
+	var (
+		handling          sync.Mutex
+		armOnce, stopOnce sync.Once
+		armed             bool
+	)
 	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-c:
-			handling.Lock()
-			left := session.Interrupt()
-			out.Freeze()
-			for _, k := range left.Kept {
-				out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
-			}
-			for _, dest := range left.Partial {
-				if s == syscall.SIGPIPE && isAnonymousPipe(dest) {
-					// The pipe's reader left (/dev/stdout, >(cmd)): cp's
-					// silent death. A named FIFO is a file the user
-					// named, and is told about as a device is.
-					continue
+	arm = func() {
+		armOnce.Do(func() {
+			armed = true
+			c := make(chan os.Signal, 1)
+			go onSignal(c, done, &handling, out, session)
+			for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
+				if !signal.Ignored(s) {
+					signal.Notify(c, s)
 				}
-				out.InterruptedInPlace(dest)
 			}
-			die(s.(syscall.Signal))
-		case <-done:
-		}
-	}()
+		})
+	}
 	// stop ends the goroutine but leaves the handlers in place: undoing
 	// signal.Notify costs a round trip per signal to the runtime's
 	// signal-mask thread (docs/measurements.md), and the
 	// process exits right after. A signal that comes in between finds the
 	// channel full or unread and is dropped: the copies are finished. A
 	// signal already being handled keeps stop waiting until the handler
-	// has killed the process, so it never exits 0 in the middle.
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			handling.Lock()
+	// has killed the process, so it never exits 0 in the middle. After
+	// stop, arm does nothing.
+	stop = func() {
+		stopOnce.Do(func() {
+			armOnce.Do(func() {})
+			if armed {
+				close(done)
+				handling.Lock()
+			}
 		})
+	}
+	return arm, stop
+}
+
+// onSignal waits for a signal on c, or for done. On a signal it
+// interrupts the session, says what was left behind and dies of it.
+func onSignal(c <-chan os.Signal, done <-chan struct{}, handling *sync.Mutex, out *output.Output, session *durability.Session) {
+	select {
+	case s := <-c:
+		handling.Lock()
+		left := session.Interrupt()
+		out.Freeze()
+		for _, k := range left.Kept {
+			out.Interrupted(k.Temp, k.Dest, k.Done, k.Size, k.Err)
+		}
+		for _, dest := range left.Partial {
+			if s == syscall.SIGPIPE && isAnonymousPipe(dest) {
+				// The pipe's reader left (/dev/stdout, >(cmd)): cp's
+				// silent death. A named FIFO is a file the user
+				// named, and is told about as a device is.
+				continue
+			}
+			out.InterruptedInPlace(dest)
+		}
+		die(s.(syscall.Signal))
+	case <-done:
 	}
 }
 

@@ -118,5 +118,7 @@ func (a *app) startProgress(total int64, files int) {
 			return
 		}
 	}
+	// A fatal signal clears the bar before the process dies.
+	a.session.Arm()
 	a.progress = a.out.StartProgress(total, files)
 }

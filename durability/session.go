@@ -19,7 +19,16 @@ import (
 // run took over is left alone) and keeps every later rename from
 // happening. It also remembers, per directory, what the sweep of leftovers
 // found there, so a directory is listed at most once per run.
+//
+// The signal handlers are armed lazily (SetArm): a run that never names a
+// file before it is complete (an unnamed temporary file linked into place,
+// the common copy) never pays for them, and a fatal signal before they are
+// armed kills the process by the default action, which leaves nothing
+// behind because nothing is there to clean up.
 type Session struct {
+	armOnce sync.Once
+	arm     func()
+
 	mu      sync.Mutex
 	temps   map[*tempEntry]struct{}
 	inPlace map[*Destination]struct{}
@@ -34,9 +43,25 @@ type Session struct {
 // NewSession returns an empty session.
 func NewSession() *Session { return &Session{} }
 
+// SetArm gives s the function that installs the signal handlers; call it
+// before the session is used. s calls it once, before it first holds
+// anything Interrupt would act on: a named temporary file or entry, an
+// in-place destination, an AtInterrupt function; Arm calls it too.
+func (s *Session) SetArm(arm func()) { s.arm = arm }
+
+// Arm installs the signal handlers now, if they are not yet: before
+// anything that a fatal signal must leave in order (the progress bar on a
+// terminal) is set up outside the session.
+func (s *Session) Arm() {
+	if s.arm != nil {
+		s.armOnce.Do(s.arm)
+	}
+}
+
 // create makes an entry under s's lock with mk, which returns the new
 // entry's identity, and registers it.
 func (s *Session) create(dir *fsdir.Dir, name string, mk func() (identity, error)) (*tempEntry, error) {
+	s.Arm()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, err := mk()
@@ -111,6 +136,9 @@ func (s *Session) publish(link func() error) error {
 // writingInPlace notes (on) or forgets an in-place destination being
 // written, so Interrupt can say that it is left partial.
 func (s *Session) writingInPlace(d *Destination, on bool) {
+	if on {
+		s.Arm()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !on {
@@ -126,6 +154,7 @@ func (s *Session) writingInPlace(d *Destination, on bool) {
 // AtInterrupt registers fn to run at Interrupt, e.g. the benchmark removing
 // its test files. The returned function unregisters it.
 func (s *Session) AtInterrupt(fn func()) (unregister func()) {
+	s.Arm()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++

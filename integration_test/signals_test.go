@@ -180,6 +180,85 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 	}
 }
 
+// TestCatchableSignalAtEveryStep delivers SIGINT, SIGTERM or SIGHUP (by
+// strace, on entry to a chosen system call) at each step of a copy, with
+// and without an existing DEST. fastcp installs its handlers only before it
+// first gives a file a temporary name (main.handleSignals): before that a
+// signal kills it by the default action. Either way it dies of the signal
+// (or, at the last rename, may finish), DEST is absent or old, or
+// complete, and, unlike after a SIGKILL, no temporary file is left, not
+// even one signalled right after its linkat.
+func TestCatchableSignalAtEveryStep(t *testing.T) {
+	t.Parallel()
+	points := []struct {
+		name, inject string
+		args         []string
+		existing     []bool
+	}{
+		{"pwrite64", "pwrite64:when=2", []string{"--strategy=rw", "--buffer-size=64K"}, []bool{false, true}},
+		{"fdatasync", "fdatasync:when=1", []string{"--sync=data"}, []bool{false, true}},
+		// The unnamed file's link: under DEST's own name for a new
+		// DEST, under a temporary name beside an existing one.
+		{"linkat", "linkat:when=1", nil, []bool{false, true}},
+		{"rename", "rename,renameat,renameat2:when=1", nil, []bool{true}},
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		for _, p := range points {
+			for _, existing := range p.existing {
+				name := fmt.Sprintf("%s/%s/new", unix.SignalName(sig), p.name)
+				if existing {
+					name = strings.TrimSuffix(name, "new") + "existing"
+				}
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					dir := t.TempDir()
+					data := randomBytes(1<<20+5, "sig")
+					writeFile(t, join(dir, "src"), data, 0o644)
+					var old []byte
+					if existing {
+						old = randomBytes(3000, "old")
+					}
+					set, when, _ := strings.Cut(p.inject, ":")
+					inject := set + ":signal=" + unix.SignalName(sig) + ":" + when
+					straceArgs := []string{"-e", "trace=" + set, "-e", "inject=" + inject}
+					var tr traced
+					for attempt := 1; ; attempt++ {
+						os.Remove(join(dir, "dst"))
+						if existing {
+							writeFile(t, join(dir, "dst"), old, 0o644)
+						}
+						tr = faultStrace(t, dir, straceArgs, append(p.args, "src", "dst")...)
+						// strace counts when= per thread (see
+						// TestSIGKILLAtEveryStep).
+						if tr.signal == sig || attempt == 5 || !missedAcrossThreads(tr, inject) {
+							break
+						}
+					}
+					if existing && tr.code == 0 && tr.stderr == "" && (p.name == "rename" || p.name == "linkat") {
+						// The handler, armed at the temporary name, waits
+						// for the session's lock, which the rename may
+						// take first: a signal that comes once every
+						// file is in place may be dropped
+						// (main.handleSignals' stop).
+						assertFileBytes(t, join(dir, "dst"), data)
+						assertNoTemps(t, dir)
+						return
+					}
+					if tr.signal != sig || tr.stderr != "" {
+						t.Fatalf("fastcp: exit %d, signal %v, stderr %q; want death by %v, silent:\n%s", tr.code, tr.signal, tr.stderr, sig, tr.log)
+					}
+					wantOldNewOrNothing(t, join(dir, "dst"), old, data)
+					// At the linkat beside an existing DEST the file got its
+					// temporary name: the handler, armed right before,
+					// removed it, or the rename won the race for the
+					// session's lock and DEST is complete.
+					assertNoTemps(t, dir)
+				})
+			}
+		}
+	}
+}
+
 // TestSIGKILLAtRandomTimes kills fastcp at a random moment while it copies
 // what a writer puts into a FIFO (and then holds open): DEST keeps its old
 // bytes, nothing is left behind (the temporary file had no name: ext4 has
