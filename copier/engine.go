@@ -58,6 +58,7 @@ type copier struct {
 	dstRegular     bool
 
 	chain  []Strategy
+	chainA [numStrategies]Strategy // chain's backing array: no allocation a file
 	cur    int
 	forced bool
 	proven [numStrategies]bool // the strategy moved bytes of this file: a 0 return now means EOF
@@ -244,21 +245,22 @@ func (c *copier) findHoles(start int64, srcRegular bool) (walk bool, first int64
 func (c *copier) buildChain(empty bool) {
 	o := c.opts
 	c.res.Reflink, c.res.Offload = DebugNo, DebugNo
+	c.chain = c.chainA[:0]
 	switch {
 	case o.Strategy != Auto:
 		c.forced = true
-		c.chain = []Strategy{o.Strategy}
+		c.chain = append(c.chain, o.Strategy)
 		if o.Strategy == Direct {
 			c.res.Direct.Choice = DirectForced
 		}
 	case o.Reflink == ReflinkAlways:
 		c.forced = true
-		c.chain = []Strategy{Reflink}
+		c.chain = append(c.chain, Reflink)
 	case empty:
 		// st_size 0: an empty file or a pseudo file that lies about its
 		// size. Either way only reading until EOF tells; offload calls
 		// would each return 0 and fall back.
-		c.chain = []Strategy{RW}
+		c.chain = append(c.chain, RW)
 	default:
 		regular := c.dstRegular && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
 		// --sparse=never writes every zero: a clone or copy_file_range
@@ -394,6 +396,15 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 		var eof bool
 		err := c.opts.Memo.lookup(c.srcSt.Dev, c.dstSt.Dev, s)
 		memo := err != nil && !c.forced && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG && c.dstRegular
+		if memo && s != RW && c.cur+1 < len(c.chain) {
+			// Refused here before, for a file like this one: what
+			// was remembered is a refusal (remember), so go on to the
+			// next strategy without classifying it again.
+			c.noteRefusal(s)
+			c.cur++
+			c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: err, Memo: true})
+			continue
+		}
 		if !memo {
 			n, eof, err = c.runStrategy(s, off, length)
 			off += n
@@ -405,8 +416,8 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			c.res.Strategy = s
 			return off, eof, nil
 		}
-		var cerr *Error
-		if !errors.As(err, &cerr) {
+		cerr, ok := errors.AsType[*Error](err)
+		if !ok {
 			cerr = &Error{Strategy: s, Side: SideBoth, Offset: off, Err: err}
 		}
 		if s == RW || cerr.final || !refusal(cerr.Err) {

@@ -30,7 +30,6 @@ var errBadStart = errors.New("the offset must be within a regular source and des
 // classified; anything not listed is a real failure and is never hidden by a
 // fallback.
 func refusal(err error) bool {
-	var errno unix.Errno
 	if errors.Is(err, ErrZeroReturn) || errors.Is(err, ErrEarlyZero) || errors.Is(err, ErrShortRead) {
 		// copy_file_range on procfs/sysfs files before 5.3 and after
 		// cross-filesystem copies were allowed; sendfile/splice on files
@@ -38,13 +37,13 @@ func refusal(err error) bool {
 		// ended unaligned before the end of the file.
 		return true
 	}
-	var u *unavailable
-	if errors.As(err, &u) {
+	if _, ok := errors.AsType[*unavailable](err); ok {
 		// Direct's setup (reopening the source, aligning the buffers)
 		// cannot be done here; the descriptors are untouched.
 		return true
 	}
-	if !errors.As(err, &errno) {
+	errno, ok := errors.AsType[unix.Errno](err)
+	if !ok {
 		return false
 	}
 	switch errno {
