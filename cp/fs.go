@@ -40,8 +40,10 @@ type devIno = fsdir.ID
 
 func idOf(st *unix.Stat_t) devIno { return fsdir.IDOf(st) }
 
-// ignoringEINTR retries a call that a signal cut short (sysx.Retry).
-var ignoringEINTR = sysx.IgnoringEINTR
+// ignoringEINTR retries a call that a signal cut short (sysx.Retry). A
+// function, not a variable: a call through a variable makes every
+// closure and pointer passed to it escape to the heap.
+func ignoringEINTR(f func() error) error { return sysx.IgnoringEINTR(f) }
 
 func isDir(st *unix.Stat_t) bool     { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func isRegular(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFREG }

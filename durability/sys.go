@@ -27,14 +27,17 @@ var (
 	openFile      = sysx.Openat        // the read-back of --verify
 	resident      = sysx.ResidentBytes // how much of a file is cached (mincore)
 	cachestat     = unix.Cachestat
-	// ignoringEINTR retries a call that a signal cut short (sysx.Retry).
-	ignoringEINTR = sysx.IgnoringEINTR
 	// openDir opens DEST's directory, once per destination, for the
 	// calls relative to it and its fsync.
 	openDir = func(path string) (int, error) {
 		return sysx.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}
 )
+
+// ignoringEINTR retries a call that a signal cut short (sysx.Retry). A
+// function, not a variable: a call through a variable makes every
+// closure and pointer passed to it escape to the heap.
+func ignoringEINTR(f func() error) error { return sysx.IgnoringEINTR(f) }
 
 // openPathDir opens a directory that cannot be read (write and search
 // permission only) as O_PATH, which is enough for the *at calls.

@@ -31,8 +31,11 @@ func Retry[T any](f func() (T, error)) (T, error) {
 
 // IgnoringEINTR is Retry for a call that returns only an error.
 func IgnoringEINTR(f func() error) error {
-	_, err := Retry(func() (struct{}, error) { return struct{}{}, f() })
-	return err
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // Openat is openat(2), called again when a signal interrupted it.
