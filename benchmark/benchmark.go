@@ -128,6 +128,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fastcp/internal/fsdir"
+	"fastcp/internal/sysx"
 	"fmt"
 	"io"
 	"math"
@@ -460,7 +461,7 @@ func syncOpenFlag(m durability.SyncMode) string {
 }
 
 // openFlags names the synchronous-I/O flags set on f.
-func openFlags(f *os.File) string {
+func openFlags(f sysx.Descriptor) string {
 	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	switch {
 	case err != nil:

@@ -4,8 +4,8 @@ package copier
 
 import (
 	"errors"
+	"fastcp/internal/sysx"
 	"fmt"
-	"os"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +26,10 @@ const minDefaultBuffer = 256 << 10
 // read until end of file, whatever its st_size says (files in /proc and /sys
 // lie). On error, Result still holds the counters up to the failure and the
 // error is an *Error naming the strategy, the call and the errno.
-func Copy(dst, src *os.File, opts Options) (Result, error) {
+func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
+	// An *os.File must outlive the raw calls on its descriptor.
+	defer runtime.KeepAlive(src)
+	defer runtime.KeepAlive(dst)
 	var res Result
 	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
 	c.dio.src = -1

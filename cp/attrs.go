@@ -12,6 +12,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -271,7 +272,7 @@ func (j *job) keepDestXattrs(t target, path string, dst *unix.Stat_t) {
 // new file gets the source's permissions minus the umask (as cp), and an
 // existing DEST (dst, at destPath) keeps its own mode and owner. What it
 // cannot keep of DEST is a warning in the entry's record.
-func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *os.File, dst *unix.Stat_t, newFile bool) error {
+func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx.File, dst *unix.Stat_t, newFile bool) error {
 	a, sst, name := j.a, &j.e.st, j.dst
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {

@@ -13,6 +13,7 @@ import (
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -34,10 +35,10 @@ func runFastcp(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // failingCopy writes half of the source into the destination, as a real
 // copy would before the disk fails, then fails with err.
-func failingCopy(err error) func(dst, src *os.File, o copier.Options) (copier.Result, error) {
-	return func(dst, src *os.File, o copier.Options) (copier.Result, error) {
+func failingCopy(err error) func(dst, src sysx.Descriptor, o copier.Options) (copier.Result, error) {
+	return func(dst, src sysx.Descriptor, o copier.Options) (copier.Result, error) {
 		b, _ := os.ReadFile(src.Name())
-		dst.Write(b[:len(b)/2])
+		unix.Write(int(dst.Fd()), b[:len(b)/2])
 		return copier.Result{}, err
 	}
 }
@@ -162,7 +163,7 @@ func TestSourceChangingDuringCopy(t *testing.T) {
 			os.WriteFile(src, bytes.Repeat([]byte("abcdefghi\n"), 9000), 0o644)
 			os.WriteFile(dst, []byte("old\n"), 0o644)
 			old := copyData
-			copyData = func(d, s *os.File, o copier.Options) (copier.Result, error) {
+			copyData = func(d, s sysx.Descriptor, o copier.Options) (copier.Result, error) {
 				tt.change(src)
 				o.SourceStat = nil
 				return old(d, s, o)

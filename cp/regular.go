@@ -30,7 +30,7 @@ var copyData = copier.Copy
 type fileCopy struct {
 	*job
 	ex     destInfo
-	srcF   *os.File
+	srcF   *sysx.File
 	before unix.Stat_t // SOURCE as opened
 	// inPlace: DEST itself is written; pseudo: a regular DEST on /proc or
 	// /sys; special: an in-place DEST that is not a regular file (a
@@ -359,9 +359,10 @@ func (ex *destInfo) destEntry() (*dir, string) {
 // nor opens the device. A FIFO or device read as data is opened as cp
 // opens it, waiting for a FIFO's writer. os.Open would register the file
 // with the runtime poller (an epoll_ctl that fails for regular files and
-// four fcntl calls); the copier makes raw calls on the descriptor anyway,
-// so a plain openat(2) wrapped with os.NewFile costs one fcntl.
-func (j *job) openSource() (*os.File, unix.Stat_t, error) {
+// four fcntl calls), and os.NewFile costs a fcntl and a finalizer; the
+// copier makes raw calls on the descriptor, so it is a plain openat(2)
+// wrapped in a sysx.File.
+func (j *job) openSource() (*sysx.File, unix.Stat_t, error) {
 	d, e := j.p.src, j.e
 	src := d.Join(e.name)
 	var st unix.Stat_t
@@ -385,18 +386,17 @@ func (j *job) openSource() (*os.File, unix.Stat_t, error) {
 		return nil, st, fmt.Errorf("skipping file %s, as it was replaced while being copied", quote(src))
 	}
 	if flags&unix.O_NONBLOCK != 0 {
-		// The file the walk saw: blocking again, so that os.NewFile does
-		// not hand it to the runtime poller (an epoll_ctl that fails for
-		// a regular file, and the poller's setup for the first one).
-		// O_NONBLOCK is the only flag F_SETFL changes that the open set,
-		// so F_SETFL 0 clears it in one call.
+		// The file the walk saw: blocking again, so that no call on it
+		// behaves as on a non-blocking file (splice(2) takes a source's
+		// O_NONBLOCK for SPLICE_F_NONBLOCK). O_NONBLOCK is the only flag
+		// F_SETFL changes that the open set, so F_SETFL 0 clears it in
+		// one call.
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 			unix.Close(fd)
 			return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
 		}
 	}
-	f := os.NewFile(uintptr(fd), src)
-	return f, st, nil
+	return sysx.NewFile(fd, src), st, nil
 }
 
 // completeCopy reports whether dst, an existing DEST, counts as a complete
@@ -428,7 +428,7 @@ func (j *job) noCheckpoints(err error) {
 // that grew, shrank or was rewritten meanwhile would leave a mix of old and
 // new data, so the copy is not put in place. Files in /proc and /sys have
 // no meaningful size or time and are not checked.
-func sourceChanged(f *os.File, before *unix.Stat_t, copied int64) error {
+func sourceChanged(f *sysx.File, before *unix.Stat_t, copied int64) error {
 	if before.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil
 	}
@@ -471,14 +471,14 @@ func unverifiable(name string, st *unix.Stat_t, side string) string {
 }
 
 // noData is the copy engine of --attributes-only: it copies nothing.
-func noData(dst, src *os.File, o copier.Options) (copier.Result, error) {
+func noData(dst, src sysx.Descriptor, o copier.Options) (copier.Result, error) {
 	return copier.Result{}, nil
 }
 
 // attributesOnly gives an existing regular DEST (at path) the attributes
 // asked for and leaves its data (--attributes-only): cp opens it without
 // O_TRUNC and writes nothing.
-func (j *job) attributesOnly(srcF *os.File, path string) bool {
+func (j *job) attributesOnly(srcF *sysx.File, path string) bool {
 	// path is DEST, or the file a symlink DEST leads to, in its directory
 	// (dir.at): not a link that replaced it since.
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)

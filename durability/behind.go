@@ -3,8 +3,8 @@
 package durability
 
 import (
+	"fastcp/internal/sysx"
 	"hash/crc32"
-	"os"
 	"runtime"
 	"sync/atomic"
 
@@ -20,7 +20,7 @@ import (
 // written (Written), so it reads cached pages instead of competing with the
 // copy for the device; at Commit it reads whatever is left to the end.
 type sourceSums struct {
-	src     *os.File
+	src     sysx.Descriptor
 	nocache bool
 	mark    atomic.Int64 // the end of what the copy wrote so far
 	final   atomic.Bool  // Commit: read to the end without waiting
@@ -29,7 +29,7 @@ type sourceSums struct {
 	done    chan sums
 }
 
-func startSourceSums(src *os.File, nocache bool) *sourceSums {
+func startSourceSums(src sysx.Descriptor, nocache bool) *sourceSums {
 	s := &sourceSums{src: src, nocache: nocache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
 	go s.run()
 	return s

@@ -10,7 +10,7 @@ import (
 
 // Evict makes f's pages leave the page cache, so that the next read of it
 // comes from the device (sysx.Evict: written back, then dropped).
-func Evict(f *os.File) error { return sysx.Evict(f) }
+func Evict(f sysx.Descriptor) error { return sysx.Evict(f) }
 
 // EvictPath is Evict for the file at path (opened read-only: fdatasync and
 // posix_fadvise need no write access).

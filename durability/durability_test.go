@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fastcp/internal/fsdir"
+	"fastcp/internal/sysx"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -110,7 +111,7 @@ func record(t *testing.T) *calls {
 		}
 		return dup, err
 	}
-	closeFile = func(f *os.File) error {
+	closeFile = func(f *sysx.File) error {
 		c.add("close")
 		return oClose(f)
 	}
@@ -512,7 +513,7 @@ func TestCloseError(t *testing.T) {
 	dir, dest, src := setup(t, []byte("new"))
 	c := record(t)
 	real := closeFile
-	closeFile = func(f *os.File) error {
+	closeFile = func(f *sysx.File) error {
 		real(f)
 		return &os.PathError{Op: "close", Path: f.Name(), Err: unix.EIO}
 	}

@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"errors"
 	"fastcp/internal/fsdir"
+	"fastcp/internal/sysx"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -375,7 +375,7 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		return fresh(WhyForeign, err.Error(), false)
 	}
 	e, _ := o.Session.create(dir, name, func() (identity, error) { return identityOf(&st), nil })
-	d := &Destination{Path: path, File: os.NewFile(uintptr(fd), temp), temp: temp,
+	d := &Destination{Path: path, File: sysx.NewFile(fd, temp), temp: temp,
 		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd}
 	d.setup(o, nil)
 	if err := d.startRecord(r, reached); err != nil {

@@ -112,8 +112,9 @@ func TestContinueFromCheckpoint(t *testing.T) {
 		t.Fatalf("Continue: start %d, %v; want the checkpoint rounded down to a MiB", start, err)
 	}
 	defer r.Abort()
-	if fi, _ := r.File.Stat(); fi.Size() != 2<<20 {
-		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", fi.Size())
+	var st unix.Stat_t
+	if unix.Fstat(int(r.File.Fd()), &st); st.Size != 2<<20 {
+		t.Errorf("the leftover has %d bytes, want it cut back to its checkpoint", st.Size)
 	}
 	// A second run meanwhile finds it locked.
 	if _, _, err := Continue(fsdir.Cwd, dst, id, Options{}, nil); !errors.As(err, new(*LiveError)) {

@@ -3,8 +3,6 @@
 package durability
 
 import (
-	"os"
-
 	"fastcp/internal/sysx"
 
 	"golang.org/x/sys/unix"
@@ -22,7 +20,7 @@ var (
 	unlinkat      = unix.Unlinkat
 	openat        = sysx.Openat
 	flock         = unix.Flock
-	closeFile     = (*os.File).Close
+	closeFile     = (*sysx.File).Close
 	dupFd         = func(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }
 	openFile      = sysx.Openat        // the read-back of --verify
 	resident      = sysx.ResidentBytes // how much of a file is cached (mincore)

@@ -94,7 +94,7 @@ type Options struct {
 	// Source, when set, is the file being copied: with NoCache its pages
 	// are dropped behind the copy from Written, and at Abort. Without it
 	// the source is dropped only at Commit (from Commit's argument).
-	Source *os.File
+	Source sysx.Descriptor
 	// WritebackWindow is how many bytes one sync_file_range call starts
 	// writing; 0 means DefaultWritebackWindow.
 	WritebackWindow int64
@@ -119,8 +119,8 @@ func (o *Options) sourceIdentity() identity {
 
 // Destination is a file being written.
 type Destination struct {
-	Path string   // the name the data ends up under
-	File *os.File // where the copy writes
+	Path string     // the name the data ends up under
+	File *sysx.File // where the copy writes
 	// Stat is the fstat of File made when it was opened (nil if that
 	// failed), for the copier, which would otherwise make the same call.
 	Stat *unix.Stat_t
@@ -299,12 +299,12 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 // openInPlace opens DEST itself for an in-place copy: base in dir, with
 // exactly flags in one open (no fcntl that could carry O_SYNC); path names
 // it in messages.
-func openInPlace(dir *fsdir.Dir, base, path string, flags int, perm os.FileMode) (*os.File, error) {
+func openInPlace(dir *fsdir.Dir, base, path string, flags int, perm os.FileMode) (*sysx.File, error) {
 	fd, err := sysx.Openat(dir.Fd(), base, flags|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return sysx.NewFile(fd, path), nil
 }
 
 // syncable reports whether the destination holds data that fsync and
@@ -416,7 +416,7 @@ func (d *Destination) WrittenDirect(off, n int64) error {
 // and fsyncs Path's directory. Attributes must be set on File before. On an
 // error before the rename the temporary file is removed and Path is
 // untouched; no step is retried.
-func (d *Destination) Commit(src *os.File) error {
+func (d *Destination) Commit(src sysx.Descriptor) error {
 	if d.done {
 		return errors.New("destination already finished")
 	}
@@ -498,7 +498,7 @@ func (d *Destination) Commit(src *os.File) error {
 // settle does everything between the last byte copied and the close: it
 // reports a writeback error seen during the copy, flushes, verifies and
 // drops pages for --nocache.
-func (d *Destination) settle(src *os.File) error {
+func (d *Destination) settle(src sysx.Descriptor) error {
 	defer runtime.KeepAlive(d.File)
 	t := time.Now()
 	if err := d.wb.waitFlush(); err != nil {
@@ -547,7 +547,7 @@ func (d *Destination) settle(src *os.File) error {
 	return nil
 }
 
-func (d *Destination) verifyIfAsked(src *os.File) error {
+func (d *Destination) verifyIfAsked(src sysx.Descriptor) error {
 	if !d.opts.Verify {
 		return nil
 	}
@@ -559,7 +559,7 @@ func (d *Destination) verifyIfAsked(src *os.File) error {
 
 // dropSource drops src's cached pages (--nocache). It is advice: errors
 // (ESPIPE for a FIFO source) change nothing and are ignored.
-func dropSource(src *os.File) {
+func dropSource(src sysx.Descriptor) {
 	if src == nil {
 		return
 	}

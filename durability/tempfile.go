@@ -221,7 +221,7 @@ func (e *tempEntry) renameOver(target string) error {
 // registered with s before the create returns, under s's lock, so a signal
 // cannot leave it behind. st is the new file's fstat, made right after the
 // create (for its identity), which the Destination keeps as its Stat.
-func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *os.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
+func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
@@ -265,7 +265,7 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *os.F
 		// unmarked: a later sweep then cannot prove it is a leftover and
 		// only warns about it.
 		_ = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
-		return os.NewFile(uintptr(fd), shownIn(dir, name)), e, lockFd, firstTaken, st, nil
+		return sysx.NewFile(fd, shownIn(dir, name)), e, lockFd, firstTaken, st, nil
 	}
 }
 
@@ -317,7 +317,7 @@ var procFd = sync.OnceValue(func() bool {
 // made, or none is wanted (named: a --resume copy's); the caller then
 // makes a named one, which reports a real error (EACCES, ENOSPC, ...)
 // under a name.
-func createUnnamed(dir *fsdir.Dir, flags int, named bool) (*os.File, *unix.Stat_t) {
+func createUnnamed(dir *fsdir.Dir, flags int, named bool) (*sysx.File, *unix.Stat_t) {
 	if named || !procFd() {
 		return nil, nil
 	}
@@ -330,7 +330,7 @@ func createUnnamed(dir *fsdir.Dir, flags int, named bool) (*os.File, *unix.Stat_
 		unix.Close(fd)
 		return nil, nil
 	}
-	return os.NewFile(uintptr(fd), shownIn(dir, ".")), st
+	return sysx.NewFile(fd, shownIn(dir, ".")), st
 }
 
 // nameTemp links the unnamed temporary file fd (identity id) into dir

@@ -56,7 +56,7 @@ type sums struct {
 // reading both compares the clone's block map and the source's cached
 // pages with what is on the media, which still catches a broken clone,
 // but it cannot catch bad media under a block both files share.
-func (d *Destination) verify(src *os.File) error {
+func (d *Destination) verify(src sysx.Descriptor) error {
 	if src == nil {
 		return &Error{Op: OpVerify, Err: errors.New("no source to compare with")}
 	}
@@ -115,7 +115,7 @@ func (d *Destination) verify(src *os.File) error {
 // position alone. Its pages are most likely still cached from the copy,
 // which is fine: the question is whether the device holds what the source
 // says. With --nocache the pages read are dropped again behind the reads.
-func sumSource(src *os.File, nocache bool) sums {
+func sumSource(src sysx.Descriptor, nocache bool) sums {
 	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
 	holes := newHoleMap(fd)
@@ -337,7 +337,7 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 // (-1), or for a block device, which is larger than the copy, the
 // source's length (sst; a block device source's from its end, since fstat
 // gives it st_size 0).
-func (d *Destination) verifyLimit(src *os.File, sst *unix.Stat_t) (int64, error) {
+func (d *Destination) verifyLimit(src sysx.Descriptor, sst *unix.Stat_t) (int64, error) {
 	if d.ftype != unix.S_IFBLK {
 		return -1, nil
 	}

@@ -3,6 +3,7 @@
 package durability
 
 import (
+	"fastcp/internal/sysx"
 	"os"
 	"runtime"
 	"time"
@@ -125,7 +126,7 @@ func cachestatPages(fd int, size int64) (int64, error) {
 // CachedBytes reports how many bytes of the first size bytes of f are in
 // the page cache (cachestat(2); ENOSYS before Linux 6.5, EPERM for a file
 // the caller may neither write nor owns), in whole pages, at most size.
-func CachedBytes(f *os.File, size int64) (int64, error) {
+func CachedBytes(f sysx.Descriptor, size int64) (int64, error) {
 	defer runtime.KeepAlive(f)
 	pages, err := cachestatPages(int(f.Fd()), size)
 	if err != nil {

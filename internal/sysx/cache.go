@@ -16,7 +16,7 @@ import (
 // unwritten dirty pages will not be freed. If the application wishes to
 // ensure that dirty pages will be released, it should call fsync(2) or
 // fdatasync(2) first", posix_fadvise(2)). Pages mapped by some process stay.
-func Evict(f *os.File) error {
+func Evict(f Descriptor) error {
 	defer runtime.KeepAlive(f)
 	fd := int(f.Fd())
 	if err := IgnoringEINTR(func() error { return unix.Fdatasync(fd) }); err != nil && err != unix.EINVAL {
