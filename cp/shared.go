@@ -19,6 +19,12 @@ type scheduler struct {
 	work chan func()
 	wg   sync.WaitGroup
 
+	// The walker's batch: the small files of one directory that it
+	// scheduled last, in walk order, not yet handed to a worker (batch).
+	batch      []func()
+	batchDir   *dirCopy
+	batchBytes int64
+
 	// With several SOURCEs: the copy that last claimed each DEST.
 	mu     sync.Mutex
 	claims map[claimKey]chan struct{}
@@ -47,18 +53,67 @@ func (s *scheduler) start(n int) {
 	}
 }
 
-// run runs f on a worker, or at once without workers.
-func (s *scheduler) run(f func()) {
+// The small files of one directory go to one worker together, up to
+// batchFiles files or batchBytes bytes: -j workers then copy into
+// different directories. Four workers each creating files in one
+// directory wait for each other on its lock in the kernel (every name
+// lookup against every linkat): 20,000 files of 4 KiB in 200 directories
+// took 30% more system time at -j 4 than at -j 1. A file of
+// batchAloneBytes or more goes to a worker alone, as every file did
+// before: a few large files in one directory are still copied in parallel.
+const (
+	batchFiles      = 256
+	batchBytes      = 8 << 20
+	batchAloneBytes = 1 << 20
+)
+
+// run runs f, the copy of an entry of size bytes into d, on a worker, or
+// at once without workers. The work is handed out in the order run was
+// called (a batch is handed out before anything scheduled after it), so a
+// copy that waits for an earlier one (a hard link, a DEST claimed before)
+// finds it handed out already, or earlier in its own batch.
+func (s *scheduler) run(d *dirCopy, size int64, f func()) {
 	if s.work == nil {
 		f()
 		return
 	}
-	s.work <- f
+	if size >= batchAloneBytes {
+		s.flush()
+		s.work <- f
+		return
+	}
+	if d != s.batchDir {
+		s.flush()
+		s.batchDir = d
+	}
+	s.batch = append(s.batch, f)
+	s.batchBytes += size
+	if len(s.batch) >= batchFiles || s.batchBytes >= batchBytes {
+		s.flush()
+	}
+}
+
+// flush hands the walker's batch to a worker.
+func (s *scheduler) flush() {
+	switch len(s.batch) {
+	case 0:
+	case 1:
+		s.work <- s.batch[0]
+	default:
+		fs := s.batch
+		s.work <- func() {
+			for _, f := range fs {
+				f()
+			}
+		}
+	}
+	s.batch, s.batchDir, s.batchBytes = nil, nil, 0
 }
 
 // wait waits for the workers to finish everything run gave them.
 func (s *scheduler) wait() {
 	if s.work != nil {
+		s.flush()
 		close(s.work)
 		s.wg.Wait()
 	}

@@ -401,7 +401,12 @@ func (a *app) schedule(j *job, f func()) {
 	j.r = a.seq.open()
 	j.p.pending.Add(1)
 	prev, claimed := a.sched.claim(j.p.dst, j.name)
-	a.sched.run(func() {
+	size := j.e.st.Size
+	if !isRegular(&j.e.st) {
+		// A FIFO or device read as data may take any time: alone.
+		size = batchAloneBytes
+	}
+	a.sched.run(j.p, size, func() {
 		if prev != nil {
 			<-prev
 		}

@@ -29,7 +29,9 @@ type Session struct {
 	armOnce sync.Once
 	arm     func()
 
-	mu      sync.Mutex
+	// mu guards the maps; publish takes it shared, so that -j copies
+	// link their files in at once, and Interrupt for good.
+	mu      sync.RWMutex
 	temps   map[*tempEntry]struct{}
 	inPlace map[*Destination]struct{}
 	funcs   map[int]func()
@@ -128,8 +130,8 @@ func (s *Session) commit(e *tempEntry, target string) error {
 // publish runs link, which puts a complete file in place under DEST's own
 // name, under s's lock: after Interrupt nothing appears.
 func (s *Session) publish(link func() error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return link()
 }
 

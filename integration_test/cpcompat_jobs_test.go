@@ -4,10 +4,13 @@ package integration_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // ccJobsTree is a tree for -j: 150 files of mixed sizes in six
@@ -127,5 +130,82 @@ func TestCpCompatJobs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJobsBatchesThatWait copies, with -j 4, trees whose small files -j
+// hands out a directory at a time, where copies wait for others: -a's
+// hard links from one directory to files of another (the second name
+// waits for the first copy), and two SOURCEs with the same names merged
+// into one DEST (the second copy of a name waits for the first, then
+// refuses to overwrite it, as cp does). The run must end (not wait on a
+// batch never handed out), print the same lines in the same order as -j
+// 1, and leave the same tree: every file's bytes, and the links.
+func TestJobsBatchesThatWait(t *testing.T) {
+	t.Parallel()
+	build := func(root string) {
+		for _, top := range []string{"s1", "s2"} {
+			for d := range 3 {
+				for f := range 300 { // more than one batch a directory
+					p := fmt.Sprintf("%s/%s/t/d%d/f%03d", root, top, d, f)
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					writeFile(t, p, randomBytes(100+f, fmt.Sprintf("%s/d%d/f%03d", top, d, f)), 0o644)
+				}
+			}
+		}
+		// Hard links in d2 to files of d0, and a large file among them.
+		for f := range 300 {
+			if err := os.Link(fmt.Sprintf("%s/s1/t/d0/f%03d", root, f), fmt.Sprintf("%s/s1/t/d2/h%03d", root, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeFile(t, root+"/s1/t/d1/big", randomBytes(3<<20, "big"), 0o644)
+	}
+	refused := regexp.MustCompile(`^fastcp: will not overwrite just-created 'out/t/d[0-2]/f[0-9]{3}' with 's2/t/d[0-2]/f[0-9]{3}'$`)
+	var runs [2]result
+	var dirs [2]string
+	for i, jobs := range []string{"1", "4"} {
+		dirs[i] = t.TempDir()
+		build(dirs[i])
+		if err := os.Mkdir(dirs[i]+"/out", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = fastcp(t, dirs[i], "-av", "-j", jobs, "s1/t", "s2/t", "out")
+		errs := lines(runs[i].stderr)
+		if runs[i].code != 1 || len(errs) != 900 {
+			t.Fatalf("-j %s: exit %d, %d error lines; want 1 and 900", jobs, runs[i].code, len(errs))
+		}
+		for _, l := range errs {
+			if !refused.MatchString(l) {
+				t.Fatalf("-j %s: unexpected error line %q", jobs, l)
+			}
+		}
+	}
+	ccCompareLines(t, "-j 4 stdout (vs -j 1)", lines(runs[0].stdout), lines(runs[1].stdout), true)
+	ccCompareLines(t, "-j 4 stderr (vs -j 1)", lines(runs[0].stderr), lines(runs[1].stderr), true)
+	if n := len(lines(runs[1].stdout)); n < 1200 {
+		t.Errorf("-j 4 printed %d -v lines, want at least 1200", n)
+	}
+	for i := range dirs {
+		for d := range 3 {
+			for f := range 300 {
+				// s1's copy came first: s2's was refused.
+				name := fmt.Sprintf("out/t/d%d/f%03d", d, f)
+				assertFileBytes(t, filepath.Join(dirs[i], name), randomBytes(100+f, fmt.Sprintf("s1/d%d/f%03d", d, f)))
+			}
+		}
+		for f := range 300 {
+			var a, b unix.Stat_t
+			if err := unix.Stat(fmt.Sprintf("%s/out/t/d2/h%03d", dirs[i], f), &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Stat(fmt.Sprintf("%s/out/t/d0/f%03d", dirs[i], f), &b); err != nil {
+				t.Fatal(err)
+			}
+			if a.Ino != b.Ino || a.Nlink != 2 {
+				t.Fatalf("run %d: h%03d is inode %d with %d links, f%03d inode %d: want one inode, two links", i, f, a.Ino, a.Nlink, f, b.Ino)
+			}
+		}
+		assertFileBytes(t, dirs[i]+"/out/t/d1/big", randomBytes(3<<20, "big"))
 	}
 }
