@@ -7,6 +7,7 @@ import (
 	"fastcp/internal/sysx"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,8 +31,13 @@ func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 	// An *os.File must outlive the raw calls on its descriptor.
 	defer runtime.KeepAlive(src)
 	defer runtime.KeepAlive(dst)
-	var res Result
-	c := &copier{opts: opts, res: &res, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
+	c := copiers.Get().(*copier)
+	*c = copier{opts: opts, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
+	c.res = &c.result
+	defer func() {
+		*c = copier{}
+		copiers.Put(c)
+	}()
 	c.dio.src = -1
 	err := c.run()
 	if derr := c.odirect().directEnd(); derr != nil && err == nil {
@@ -46,12 +52,17 @@ func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 	// their finalizers) away until every call is done.
 	runtime.KeepAlive(src)
 	runtime.KeepAlive(dst)
-	return res, err
+	return c.result, err
 }
 
+// copiers are the copiers of copies that ended, for the next: a tree of
+// small files would otherwise allocate one (a kilobyte) a file.
+var copiers = sync.Pool{New: func() any { return new(copier) }}
+
 type copier struct {
-	opts Options
-	res  *Result
+	opts   Options
+	res    *Result
+	result Result // what res points to
 
 	src, dst       int
 	srcSt, dstSt   unix.Stat_t
