@@ -4,7 +4,9 @@ package copier
 
 import (
 	"errors"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,9 +14,13 @@ import (
 // Memo remembers which strategies a pair of filesystems refused, so a run
 // over many files pays for a refusal once, not once per file. It is safe for
 // concurrent use; the zero value is ready.
+//
+// Every copy looks its strategies up, and refusals are few and learnt
+// early: the map is never changed, but replaced (under mu) by a copy with
+// the new entry, so a lookup takes no lock.
 type Memo struct {
 	mu      sync.Mutex
-	refused map[memoKey]memoEntry
+	refused atomic.Pointer[map[memoKey]memoEntry]
 }
 
 type memoKey struct {
@@ -29,8 +35,8 @@ type memoEntry struct{ err error }
 // FICLONERANGE (EINVAL) or an O_APPEND file (EBADF) says nothing about the
 // next file, a missing syscall or an unsupported filesystem does.
 func memoizable(err error) bool {
-	var errno unix.Errno
-	if !errors.As(err, &errno) {
+	errno, ok := errors.AsType[unix.Errno](err)
+	if !ok {
 		return false
 	}
 	switch errno {
@@ -44,9 +50,11 @@ func (m *Memo) lookup(srcDev, dstDev uint64, s Strategy) error {
 	if m == nil {
 		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.refused[memoKey{srcDev, dstDev, s}].err
+	refused := m.refused.Load()
+	if refused == nil {
+		return nil
+	}
+	return (*refused)[memoKey{srcDev, dstDev, s}].err
 }
 
 func (m *Memo) remember(srcDev, dstDev uint64, s Strategy, err error) {
@@ -55,8 +63,10 @@ func (m *Memo) remember(srcDev, dstDev uint64, s Strategy, err error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.refused == nil {
-		m.refused = make(map[memoKey]memoEntry)
+	refused := make(map[memoKey]memoEntry)
+	if old := m.refused.Load(); old != nil {
+		refused = maps.Clone(*old)
 	}
-	m.refused[memoKey{srcDev, dstDev, s}] = memoEntry{err}
+	refused[memoKey{srcDev, dstDev, s}] = memoEntry{err}
+	m.refused.Store(&refused)
 }
