@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -277,8 +276,14 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 	t := target{fd: int(dest.File.Fd())}
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			if err := t.chmod(newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, filepath.Dir(destPath)))); err != nil {
-				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+			mode := newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, destPath))
+			// An unnamed temporary file was created with the mode cp
+			// would create DEST with (unnamedPerm): where the kernel
+			// made it the mode wanted, a chmod would change nothing.
+			if st := dest.Stat; st == nil || st.Mode&0o7777 != mode {
+				if err := t.chmod(mode); err != nil {
+					return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+				}
 			}
 		} else {
 			if !a.opts.Preserve.Ownership && (dst.Uid != uint32(os.Geteuid()) || dst.Gid != uint32(os.Getegid())) {

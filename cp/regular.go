@@ -181,18 +181,34 @@ func (c *fileCopy) openDest() bool {
 func (c *fileCopy) destOptions() durability.Options {
 	o := c.a.opts
 	return durability.Options{
-		InPlace:  c.inPlace,
-		Truncate: c.inPlace && !c.special,
-		Perm:     os.FileMode(c.e.st.Mode & 0o777),
-		Sync:     o.Sync,
-		NoCache:  o.NoCache,
-		Verify:   o.Verify,
-		Source:   c.srcF,
-		Session:  c.a.session,
-		Named:    c.resumable, // the record needs a name
-		New:      c.ex.absent,
-		FreshDir: c.p.made,
+		InPlace:     c.inPlace,
+		Truncate:    c.inPlace && !c.special,
+		Perm:        os.FileMode(c.e.st.Mode & 0o777),
+		UnnamedPerm: c.unnamedPerm(),
+		Sync:        o.Sync,
+		NoCache:     o.NoCache,
+		Verify:      o.Verify,
+		Source:      c.srcF,
+		Session:     c.a.session,
+		Named:       c.resumable, // the record needs a name
+		New:         c.ex.absent,
+		FreshDir:    c.p.made,
 	}
+}
+
+// unnamedPerm is the mode a new DEST's unnamed temporary file is created
+// with: the one cp would create DEST with, so that the kernel applies the
+// umask or the directory's default ACL to it as it does for cp, and
+// setAttrs has nothing left to change (it checks); 0 (0600) for a DEST
+// that keeps its own mode or gets the source's with -p.
+func (c *fileCopy) unnamedPerm() os.FileMode {
+	switch o := c.a.opts; {
+	case !c.newFile || o.Preserve.Mode:
+		return 0
+	case o.NoPreserveMode:
+		return 0o666
+	}
+	return os.FileMode(c.e.st.Mode & 0o777)
 }
 
 // startCheckpoints starts --resume's record on a new temporary file, and

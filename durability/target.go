@@ -63,6 +63,13 @@ type Options struct {
 	Truncate bool
 	// Perm is the mode a new in-place file is created with.
 	Perm os.FileMode
+	// UnnamedPerm is the mode an unnamed temporary file is created with
+	// (the umask or the directory's default ACL apply, as to any new
+	// file); 0 means 0600. Nobody can open a file that has no name, so it
+	// may have its final mode from the start, as cp's DEST has: the
+	// caller then need not chmod it (Stat says what the kernel made of
+	// it). A named temporary file is 0600 until it is complete.
+	UnnamedPerm os.FileMode
 	// Sync is the --sync mode: how the data and the directory entry are
 	// made durable before Commit returns.
 	Sync SyncMode
@@ -247,7 +254,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 		// directory fsync and the read-back of --verify.
 		d.File, d.dir, d.base = f, dir, base
 		o.Session.writingInPlace(d, true)
-	} else if f, tst := createUnnamed(dir, flags, o.Named); f != nil {
+	} else if f, tst := createUnnamed(dir, flags, o.Named, o.UnnamedPerm); f != nil {
 		d.File, d.dir, d.base, d.unnamed = f, dir, base, true
 		st = tst
 		if !o.FreshDir && firstTempTaken(dir, base) {

@@ -312,16 +312,19 @@ var procFd = sync.OnceValue(func() bool {
 	return unix.Stat("/proc/self/fd", &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 })
 
-// createUnnamed opens an unnamed temporary file in dir, mode 0600, and
-// fstats it (for its identity). It returns a nil file where none can be
-// made, or none is wanted (named: a --resume copy's); the caller then
-// makes a named one, which reports a real error (EACCES, ENOSPC, ...)
-// under a name.
-func createUnnamed(dir *fsdir.Dir, flags int, named bool) (*sysx.File, *unix.Stat_t) {
+// createUnnamed opens an unnamed temporary file in dir, mode perm (0600
+// when 0), and fstats it (for its identity). It returns a nil file where
+// none can be made, or none is wanted (named: a --resume copy's); the
+// caller then makes a named one, which reports a real error (EACCES,
+// ENOSPC, ...) under a name.
+func createUnnamed(dir *fsdir.Dir, flags int, named bool, perm os.FileMode) (*sysx.File, *unix.Stat_t) {
 	if named || !procFd() {
 		return nil, nil
 	}
-	fd, err := openat(dir.Fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, 0o600)
+	if perm == 0 {
+		perm = 0o600
+	}
+	fd, err := openat(dir.Fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, uint32(perm.Perm()))
 	if err != nil {
 		return nil, nil
 	}
