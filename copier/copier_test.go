@@ -123,8 +123,8 @@ func TestAutoCountsEveryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustEqual(t, contents(t, dst), data)
-	if got := res.StatOf(CopyFileRange).Calls; got != int64(calls) || calls != 6 {
-		t.Errorf("counted %d copy_file_range calls, made %d (want 6: five of 1 MiB and the EOF)", got, calls)
+	if got := res.StatOf(CopyFileRange).Calls; got != int64(calls) || calls != 5 {
+		t.Errorf("counted %d copy_file_range calls, made %d (want 5 of 1 MiB: the fifth, short, ends at the size, so no call finds EOF)", got, calls)
 	}
 }
 
@@ -272,17 +272,65 @@ func TestZeroReturnOnFirstCallFallsBack(t *testing.T) {
 	}
 }
 
-// A zero return after the strategy moved bytes is EOF, not a refusal.
+// A zero return after the strategy moved bytes is EOF, not a refusal. (The
+// source is said to be a byte longer than it is, so that the data call's
+// short return does not end the copy by itself: endsHere.)
 func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
 	data := randomBytes(t, 70_000)
 	dst, src := pair(t, data)
-	res, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Size++
+	res, err := Copy(dst, src, Options{Strategy: CopyFileRange, SourceStat: &st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustEqual(t, contents(t, dst), data)
-	if res.StatOf(CopyFileRange).Calls != 2 {
-		t.Errorf("copy_file_range calls %d, want 2 (data, then 0 at EOF)", res.StatOf(CopyFileRange).Calls)
+	if res.StatOf(CopyFileRange).Calls != 2 || res.Size != int64(len(data)) {
+		t.Errorf("copy_file_range calls %d, size %d; want 2 (data, then 0 at EOF) and %d", res.StatOf(CopyFileRange).Calls, res.Size, len(data))
+	}
+}
+
+// A short transfer that ends at the source's size ends the copy: no call is
+// made only to find EOF. A source that grew since its stat is read on to
+// its real end, and one with no data where its size says (a pseudo file's
+// 4096) is read until a call returns nothing.
+func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
+	for _, s := range []Strategy{CopyFileRange, Sendfile, RW} {
+		for _, c := range []struct {
+			name      string
+			statSize  int64 // the size the copier is told (SourceStat)
+			calls     int64
+			wantBytes int64
+		}{
+			{"at-the-size", 70_000, 1, 70_000},
+			{"grew-since", 60_000, 2, 70_000},
+			{"short-of-the-size", 70_001, 2, 70_000},
+		} {
+			t.Run(s.String()+"/"+c.name, func(t *testing.T) {
+				data := randomBytes(t, 70_000)
+				dst, src := pair(t, data)
+				var st unix.Stat_t
+				if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+					t.Fatal(err)
+				}
+				st.Size = c.statSize
+				res, err := Copy(dst, src, Options{Strategy: s, SourceStat: &st})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), data)
+				want := c.calls
+				if s == RW {
+					want++ // and one write
+				}
+				if got := res.StatOf(s); got.Calls != want || res.Size != c.wantBytes {
+					t.Errorf("%d calls, size %d; want %d and %d", got.Calls, res.Size, want, c.wantBytes)
+				}
+			})
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ const minDefaultBuffer = 256 << 10
 // or truncated regular file) or a stream or device written in place, with
 // its file position at 0 (as any file freshly opened without O_APPEND); src is
 // read until end of file, whatever its st_size says (files in /proc and /sys
-// lie). On error, Result still holds the counters up to the failure and the
+// lie), but for the call that would only say so (endsHere). On error, Result still holds the counters up to the failure and the
 // error is an *Error naming the strategy, the call and the errno.
 func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 	// An *os.File must outlive the raw calls on its descriptor.
@@ -465,6 +465,20 @@ func (c *copier) noteRefusal(s Strategy) {
 	}
 }
 
+// endsHere reports whether a call that moved n of the req bytes asked for
+// (req 0: a strategy whose returns say nothing of the end) and left the
+// copy at off reached the end of a regular source: a short transfer that
+// ends exactly at the size the source had when it was looked at. The call
+// that would return 0 is then left out, one system call a small file. (The
+// rw loop's reads are done by the buffer, not the file: a short one that
+// stops at that size is the end too.) A source that grows meanwhile is
+// caught as one that shrinks is, by the caller's fstat after the copy
+// (cp.sourceChanged); a pseudo file whose st_size says nothing (0, or 4096
+// in sysfs) does not stop there.
+func (c *copier) endsHere(off, n, req int64) bool {
+	return n > 0 && n < req && off == c.srcSt.Size && c.srcSt.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
 // runStrategy moves bytes with one strategy until length is done, EOF, or
 // an error. A zero return before the strategy moved any byte of this file
 // is a refusal (ErrZeroReturn), except for rw, where it is EOF.
@@ -479,19 +493,22 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 		if length > 0 {
 			want = min(want, length)
 		}
-		var n int64
+		var n, req int64
 		var done bool
 		switch s {
 		case Reflink:
 			n, done, err = c.fast().reflink(off, length)
 		case CopyFileRange:
-			n, err = c.fast().copyFileRange(off, min(want, offloadChunkBytes))
+			req = min(want, offloadChunkBytes)
+			n, err = c.fast().copyFileRange(off, req)
 		case Sendfile:
-			n, err = c.fast().sendfile(off, min(want, offloadChunkBytes))
+			req = min(want, offloadChunkBytes)
+			n, err = c.fast().sendfile(off, req)
 		case Splice:
 			n, err = c.fast().splice(off, min(want, pipeBytes))
 		case RW:
-			n, err = c.fast().rw(off, min(want, int64(c.bufSize)))
+			req = min(want, int64(c.bufSize))
+			n, err = c.fast().rw(off, req)
 		}
 		if n > 0 {
 			moved += n
@@ -518,7 +535,7 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 		if err != nil {
 			return moved, false, err
 		}
-		if done {
+		if done || c.endsHere(off, n, req) {
 			return moved, true, nil
 		}
 		if n == 0 {
