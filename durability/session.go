@@ -135,6 +135,14 @@ func (s *Session) publish(link func() error) error {
 	return link()
 }
 
+// unlessInterrupted runs fn under s's lock, taken shared as publish takes
+// it: Interrupt waits for an fn that runs, and after Interrupt none runs.
+func (s *Session) unlessInterrupted(fn func()) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn()
+}
+
 // writingInPlace notes (on) or forgets an in-place destination being
 // written, so Interrupt can say that it is left partial.
 func (s *Session) writingInPlace(d *Destination, on bool) {

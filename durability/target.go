@@ -467,7 +467,13 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 		// appears with its attributes final. A copy killed in the few
 		// microseconds between leaves a complete temporary file that no
 		// later run can prove is a leftover: it is kept (not removed).
-		_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
+		// Under the session's lock: a fatal signal's Interrupt, which
+		// records --resume's last checkpoint in that attribute and says
+		// the file is kept, comes wholly before or after the removal,
+		// never between its record and its message.
+		d.session.unlessInterrupted(func() {
+			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
+		})
 	}
 	if err := closeFile(d.File); err != nil {
 		if linked && entryIs(d.dir.Fd(), d.base, identityOf(d.Stat)) {
