@@ -90,6 +90,16 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 	if d.Err() == nil {
 		ex.path, ex.in, ex.name = d.At(name), d, name
 	}
+	if j.p.made && j.a.created == nil && d.Err() == nil {
+		// A directory this run made is its owner's alone (0700 until
+		// its entries are copied), and with one SOURCE no entry of it
+		// has this name yet: DEST is absent, without a lookup, as cp
+		// takes it for a directory it made. Should a process of the
+		// same user have made one meanwhile, the link that makes DEST
+		// fails (EEXIST), as for any DEST that appears during a copy.
+		ex.act, ex.absent = actNew, true
+		return ex, facts, true, true
+	}
 	lst, err := d.Stat(name, false)
 	if err == nil {
 		facts.justCreated = j.a.created.has(idOf(&lst))
