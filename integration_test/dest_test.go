@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSameFile checks that SOURCE and DEST naming one file, directly or
@@ -270,4 +271,49 @@ func TestLongDestName(t *testing.T) {
 	wantSuccess(t, fastcp(t, dir, "src", name))
 	assertFileBytes(t, join(dir, name), data)
 	assertNoTemps(t, dir)
+}
+
+// TestNewDirEntryAppearsMeanwhile: in a directory it made, fastcp takes
+// every DEST for absent without looking (cp does the same), so a file that
+// another process of the same user puts there while the copy runs must
+// still never be overwritten: the link that makes DEST fails (EEXIST), the
+// other file keeps its bytes, the error names DEST, nothing temporary is
+// left, and the other entries are copied.
+func TestNewDirEntryAppearsMeanwhile(t *testing.T) {
+	t.Parallel()
+	faultReady(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(join(dir, "src/d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, join(dir, "src/d/a"), randomBytes(4096, "a"), 0o644)
+	writeFile(t, join(dir, "src/d/f"), randomBytes(4096, "f"), 0o644)
+	done := make(chan traced, 1)
+	go func() {
+		// Every linkat waits 300 ms before it runs.
+		done <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
+			[]string{"-e", "trace=linkat", "-e", "inject=linkat:delay_enter=300000"}, "-r", "src", "out")
+	}()
+	other := []byte("made by another process meanwhile\n")
+	deadline := time.Now().Add(runTimeout)
+	for {
+		if _, err := os.Stat(join(dir, "out/d")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("out/d never appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := os.WriteFile(join(dir, "out/d/f"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := <-done
+	want := "fastcp: cannot create regular file 'out/d/f': File exists\n"
+	if tr.code != 1 || tr.stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", tr.code, tr.stderr, want)
+	}
+	assertFileBytes(t, join(dir, "out/d/f"), other)
+	assertFileBytes(t, join(dir, "out/d/a"), randomBytes(4096, "a"))
+	assertNoTemps(t, join(dir, "out/d"))
 }
