@@ -38,7 +38,12 @@ type options struct {
 	verbose bool // print every timed run on stderr
 }
 
-func main() { os.Exit(run()) }
+func main() {
+	if code, ok := launchMode(); ok {
+		os.Exit(code)
+	}
+	os.Exit(run())
+}
 
 func run() int {
 	var (

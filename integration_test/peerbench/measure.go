@@ -3,16 +3,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -244,38 +241,13 @@ func clearDir(dir string) error {
 	return nil
 }
 
-// timeRun runs argv and measures it: wall-clock time from fork to exit, and
-// the child's user and system CPU and peak RSS from wait4's rusage. It
-// returns the child's stdout. A non-zero exit is an error quoting stderr.
+// timeRun runs argv and measures it (launch): wall-clock time from fork to
+// exit, and the child's user and system CPU and peak RSS from wait4's
+// rusage. It returns the child's stdout. A non-zero exit is an error
+// quoting stderr.
 func timeRun(ctx context.Context, argv []string) (sample, string, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	lowerRSSFloor()
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return sample{
-		wall:   wall,
-		user:   time.Duration(ru.Utime.Nano()),
-		sys:    time.Duration(ru.Stime.Nano()),
-		maxRSS: ru.Maxrss << 10, // KiB on Linux
-	}, stdout.String(), nil
-}
-
-// lowerRSSFloor makes this process as small as it can before it starts a
-// child. Go starts children with vfork (CLONE_VM), and execve records the
-// peak RSS of the memory it leaves, this process's, in the child's
-// ru_maxrss: the child's peak RSS reads at least this process's. Giving
-// memory back and resetting the peak (clear_refs 5, Linux 4.0) keeps that
-// floor at the harness's few MiB; rssFloor measures it.
-func lowerRSSFloor() {
 	debug.FreeOSMemory()
-	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // best effort: the floor is measured anyway
+	return launch(ctx, argv)
 }
 
 // rssFloor is the peak RSS a child that uses next to nothing reports.

@@ -193,7 +193,7 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "  note: other work was running (load average >= %.1f, this run counts about 1): these numbers are noisy\n", busyLoad)
 	}
 	if r.rssFloor > 0 {
-		fmt.Fprintf(w, "  peak RSS floor %s: a child of this harness reports at least that (vfork), so <= floor means at most that\n", fmtMiB(r.rssFloor))
+		fmt.Fprintf(w, "  peak RSS floor %s: a child of the launcher reports at least that (vfork), so <= floor means at most that\n", fmtMiB(r.rssFloor))
 	}
 	if r.sc.showBlocks {
 		parts := []string{fmt.Sprintf("source %d", r.srcBlocks)}
