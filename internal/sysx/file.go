@@ -60,25 +60,20 @@ func (f *File) Close() error {
 // Write writes all of b at the file position (short writes are continued),
 // retrying EINTR.
 func (f *File) Write(b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := Retry(func() (int, error) { return unix.Write(f.fd, b[n:]) })
-		if err != nil {
-			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
-		}
-		if m == 0 {
-			return n, io.ErrShortWrite
-		}
-		n += m
-	}
-	return n, nil
+	return f.writeAll(b, func(p []byte, _ int) (int, error) { return unix.Write(f.fd, p) })
 }
 
 // WriteAt writes all of b at offset off, retrying EINTR.
 func (f *File) WriteAt(b []byte, off int64) (int, error) {
+	return f.writeAll(b, func(p []byte, done int) (int, error) { return unix.Pwrite(f.fd, p, off+int64(done)) })
+}
+
+// writeAll calls call with what is left of b and how much was written,
+// until all of b is written.
+func (f *File) writeAll(b []byte, call func(p []byte, done int) (int, error)) (int, error) {
 	n := 0
 	for n < len(b) {
-		m, err := Retry(func() (int, error) { return unix.Pwrite(f.fd, b[n:], off+int64(n)) })
+		m, err := Retry(func() (int, error) { return call(b[n:], n) })
 		if err != nil {
 			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
 		}
