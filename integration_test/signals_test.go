@@ -71,6 +71,32 @@ func rerunCleansUp(t *testing.T, dir string, data []byte) {
 	assertFileBytes(t, join(dir, "dst"), data)
 }
 
+// signalledCopy copies a source of 1 MiB and 5 bytes (seeded by seed) in
+// dir over an old DEST of 3000 bytes (existing) or none, with args, under
+// strace with straceArgs, which inject sig: again, up to five times, while
+// no thread reached the call (strace counts when= per thread: a copy whose
+// calls moved to another OS thread, as the Go runtime may resume the
+// copying goroutine on any, can finish with no thread reaching the Nth).
+func signalledCopy(t *testing.T, dir, seed string, existing bool, sig syscall.Signal, inject string, straceArgs, args []string) (tr traced, data, old []byte) {
+	t.Helper()
+	data = randomBytes(1<<20+5, seed)
+	writeFile(t, join(dir, "src"), data, 0o644)
+	if existing {
+		old = randomBytes(3000, "old")
+	}
+	for attempt := 1; ; attempt++ {
+		os.Remove(join(dir, "dst"))
+		if existing {
+			writeFile(t, join(dir, "dst"), old, 0o644)
+		}
+		tr = faultStrace(t, dir, straceArgs, append(args, "src", "dst")...)
+		if tr.signal == sig || attempt == 5 || !missedAcrossThreads(tr, inject) {
+			return tr, data, old
+		}
+		t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, inject)
+	}
+}
+
 // TestSIGKILLAtEveryStep kills fastcp with SIGKILL (delivered by strace on
 // entry to a chosen system call) while it writes the data, at the flush,
 // at the rename and at the directory's fsync, with and without an existing
@@ -115,33 +141,12 @@ func TestSIGKILLAtEveryStep(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
-				data := randomBytes(1<<20+5, "kill")
-				writeFile(t, join(dir, "src"), data, 0o644)
-				var old []byte
-				if existing {
-					old = randomBytes(3000, "old")
-				}
 				set := p.inject[:strings.Index(p.inject, ":")]
 				straceArgs := []string{"-e", "trace=" + set, "-e", "inject=" + p.inject}
 				if p.name == "fsync-directory" {
 					straceArgs = append(straceArgs, "-P", dir)
 				}
-				var tr traced
-				for attempt := 1; ; attempt++ {
-					os.Remove(join(dir, "dst"))
-					if existing {
-						writeFile(t, join(dir, "dst"), old, 0o644)
-					}
-					tr = faultStrace(t, dir, straceArgs, append(p.args, "src", "dst")...)
-					// strace counts when= per thread: a copy whose writes
-					// moved to another OS thread (the Go runtime may
-					// resume the copying goroutine on any) can finish with
-					// no thread reaching the Nth call. Run it again.
-					if tr.signal == syscall.SIGKILL || attempt == 5 || !missedAcrossThreads(tr, p.inject) {
-						break
-					}
-					t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, p.inject)
-				}
+				tr, data, old := signalledCopy(t, dir, "kill", existing, syscall.SIGKILL, p.inject, straceArgs, p.args)
 				if tr.signal != syscall.SIGKILL {
 					t.Fatalf("fastcp was not killed (exit %d, stderr %q):\n%s", tr.code, tr.stderr, tr.log)
 				}
@@ -212,28 +217,10 @@ func TestCatchableSignalAtEveryStep(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					dir := t.TempDir()
-					data := randomBytes(1<<20+5, "sig")
-					writeFile(t, join(dir, "src"), data, 0o644)
-					var old []byte
-					if existing {
-						old = randomBytes(3000, "old")
-					}
 					set, when, _ := strings.Cut(p.inject, ":")
 					inject := set + ":signal=" + unix.SignalName(sig) + ":" + when
 					straceArgs := []string{"-e", "trace=" + set, "-e", "inject=" + inject}
-					var tr traced
-					for attempt := 1; ; attempt++ {
-						os.Remove(join(dir, "dst"))
-						if existing {
-							writeFile(t, join(dir, "dst"), old, 0o644)
-						}
-						tr = faultStrace(t, dir, straceArgs, append(p.args, "src", "dst")...)
-						// strace counts when= per thread (see
-						// TestSIGKILLAtEveryStep).
-						if tr.signal == sig || attempt == 5 || !missedAcrossThreads(tr, inject) {
-							break
-						}
-					}
+					tr, data, old := signalledCopy(t, dir, "sig", existing, sig, inject, straceArgs, p.args)
 					if existing && tr.code == 0 && tr.stderr == "" && (p.name == "rename" || p.name == "linkat") {
 						// The handler, armed at the temporary name, waits
 						// for the session's lock, which the rename may
