@@ -442,38 +442,11 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 	if d.keeper != nil {
 		d.keeper.stop()
 	}
-	linked := false // the file is DEST itself already
-	switch {
-	case d.unnamed && d.opts.New:
-		// Complete, and nothing to replace: it gets DEST's name.
-		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.Fd(), d.base) }); err != nil {
-			closeFile(d.File)
-			d.release()
-			return &Error{Op: OpCreate, Err: err}
-		}
-		linked = true
-	case d.unnamed:
-		// Complete: it gets its temporary name now, and is renamed
-		// over DEST below.
-		e, err := nameTemp(d.session, d.dir, d.base, d.fd, identityOf(d.Stat))
-		if err != nil {
-			closeFile(d.File)
-			d.release()
-			return &Error{Op: OpCreate, Err: err}
-		}
-		d.entry, d.temp = e, e.path()
-	case d.entry != nil:
-		// The mark (or --resume's record) goes before the rename: DEST
-		// appears with its attributes final. A copy killed in the few
-		// microseconds between leaves a complete temporary file that no
-		// later run can prove is a leftover: it is kept (not removed).
-		// Under the session's lock: a fatal signal's Interrupt, which
-		// records --resume's last checkpoint in that attribute and says
-		// the file is kept, comes wholly before or after the removal,
-		// never between its record and its message.
-		d.session.unlessInterrupted(func() {
-			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
-		})
+	linked, err := d.name()
+	if err != nil {
+		closeFile(d.File)
+		d.release()
+		return &Error{Op: OpCreate, Err: err}
 	}
 	if err := closeFile(d.File); err != nil {
 		if linked && entryIs(d.dir.Fd(), d.base, identityOf(d.Stat)) {
@@ -506,6 +479,41 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 		}
 	}
 	return nil
+}
+
+// name gives the complete file its name before the close: an unnamed file
+// is linked in under DEST's own name (linked: nothing is left to rename)
+// or under its temporary name; a named one loses its mark.
+func (d *Destination) name() (linked bool, err error) {
+	switch {
+	case d.unnamed && d.opts.New:
+		// Complete, and nothing to replace: it gets DEST's name.
+		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.Fd(), d.base) }); err != nil {
+			return false, err
+		}
+		return true, nil
+	case d.unnamed:
+		// Complete: it gets its temporary name now, and is renamed
+		// over DEST by Commit.
+		e, err := nameTemp(d.session, d.dir, d.base, d.fd, identityOf(d.Stat))
+		if err != nil {
+			return false, err
+		}
+		d.entry, d.temp = e, e.path()
+	case d.entry != nil:
+		// The mark (or --resume's record) goes before the rename: DEST
+		// appears with its attributes final. A copy killed in the few
+		// microseconds between leaves a complete temporary file that no
+		// later run can prove is a leftover: it is kept (not removed).
+		// Under the session's lock: a fatal signal's Interrupt, which
+		// records --resume's last checkpoint in that attribute and says
+		// the file is kept, comes wholly before or after the removal,
+		// never between its record and its message.
+		d.session.unlessInterrupted(func() {
+			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
+		})
+	}
+	return false, nil
 }
 
 // settle does everything between the last byte copied and the close: it
