@@ -29,8 +29,8 @@ type Session struct {
 	armOnce sync.Once
 	arm     func()
 
-	// mu guards the maps; publish takes it shared, so that -j copies
-	// link their files in at once, and Interrupt for good.
+	// mu guards the maps; unlessInterrupted takes it shared, so that -j
+	// copies link their files in at once, and Interrupt for good.
 	mu      sync.RWMutex
 	temps   map[*tempEntry]struct{}
 	inPlace map[*Destination]struct{}
@@ -127,20 +127,13 @@ func (s *Session) commit(e *tempEntry, target string) error {
 	return err
 }
 
-// publish runs link, which puts a complete file in place under DEST's own
-// name, under s's lock: after Interrupt nothing appears.
-func (s *Session) publish(link func() error) error {
+// unlessInterrupted runs fn under s's lock, taken shared, so that -j
+// copies do not wait for each other: Interrupt waits for an fn that runs,
+// and after Interrupt none runs (nothing is linked in, no record dropped).
+func (s *Session) unlessInterrupted(fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return link()
-}
-
-// unlessInterrupted runs fn under s's lock, taken shared as publish takes
-// it: Interrupt waits for an fn that runs, and after Interrupt none runs.
-func (s *Session) unlessInterrupted(fn func()) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	fn()
+	return fn()
 }
 
 // writingInPlace notes (on) or forgets an in-place destination being

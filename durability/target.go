@@ -488,7 +488,7 @@ func (d *Destination) name() (linked bool, err error) {
 	switch {
 	case d.unnamed && d.opts.New:
 		// Complete, and nothing to replace: it gets DEST's name.
-		if err := d.session.publish(func() error { return linkFd(d.fd, d.dir.Fd(), d.base) }); err != nil {
+		if err := d.session.unlessInterrupted(func() error { return linkFd(d.fd, d.dir.Fd(), d.base) }); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -509,8 +509,8 @@ func (d *Destination) name() (linked bool, err error) {
 		// records --resume's last checkpoint in that attribute and says
 		// the file is kept, comes wholly before or after the removal,
 		// never between its record and its message.
-		d.session.unlessInterrupted(func() {
-			_ = ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
+		_ = d.session.unlessInterrupted(func() error {
+			return ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
 		})
 	}
 	return false, nil

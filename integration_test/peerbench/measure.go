@@ -77,7 +77,7 @@ type result struct {
 	sc        *scenario
 	tools     []*toolResult
 	srcBlocks int64
-	rssFloor  int64 // the largest peak RSS of /bin/true, see lowerRSSFloor
+	rssFloor  int64 // the largest peak RSS of /bin/true, see launch.go
 	err       error
 
 	// The 1-minute load average before and after: other work on the

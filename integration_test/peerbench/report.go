@@ -301,7 +301,7 @@ func fmtDur(d time.Duration) string {
 func fmtMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // fmtRSS prints a peak RSS, as "<= floor" when it does not exceed the floor
-// (see lowerRSSFloor).
+// (see launch.go).
 func fmtRSS(b, floor int64) string {
 	if b <= floor {
 		return "<= " + fmtMiB(floor)
