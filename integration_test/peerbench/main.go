@@ -55,6 +55,7 @@ func run() int {
 		size    = flag.String("size", "1G", "size of the random-data source files (K, M, G suffixes)")
 		budget  = flag.Duration("budget", 20*time.Second, "stop timing a tool in a scenario once its runs took this long in total (it keeps at least one run)")
 		fastcp  = flag.String("fastcp", "", "fastcp binary to time (default: ./fastcp at the repository root)")
+		base    = flag.String("baseline", "", "an earlier fastcp binary, timed beside fastcp in every scenario as \"baseline\" (\"no worse than before\", in the same run)")
 		verbose = flag.Bool("v", false, "print every timed run on stderr, as it ends")
 	)
 	flag.Parse()
@@ -82,6 +83,11 @@ func run() int {
 			scenarios = append(scenarios, sc)
 		}
 	}
+	if *base != "" {
+		for _, sc := range scenarios {
+			addBaseline(sc)
+		}
+	}
 	if *list {
 		for _, sc := range scenarios {
 			fmt.Printf("%-18s %s\n", sc.id, sc.title)
@@ -96,7 +102,7 @@ func run() int {
 	ctx, stop := handleSignals()
 	defer stop()
 
-	ws, err := newWorkspace(ctx, *dir, *fastcp)
+	ws, err := newWorkspace(ctx, *dir, *fastcp, *base)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
 		if ws != nil {

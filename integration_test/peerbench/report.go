@@ -16,14 +16,15 @@ import (
 type verdict int
 
 const (
-	info   verdict = iota // a number to read, no target
-	met                   // MET
-	missed                // MISSED
-	noData                // a tool did not run
+	info    verdict = iota // a number to read, no target
+	met                    // MET
+	missed                 // MISSED
+	noData                 // a tool did not run
+	atLimit                // LIMIT: out of reach (a yardstick of the same run misses it too), and a is close to that yardstick
 )
 
 func (v verdict) String() string {
-	return [...]string{"-", "MET", "MISSED", "n/a"}[v]
+	return [...]string{"-", "MET", "MISSED", "n/a", "LIMIT"}[v]
 }
 
 // A target is one line under a scenario's table: what is compared, the
@@ -67,6 +68,41 @@ func ratioAtMost(a, b string, limit float64) target {
 			}
 			q := quotient(ta.median(), tb.median())
 			return fmt.Sprintf("%.2fx", q) + pairedNote(ta, tb), check(q <= limit)
+		},
+	}
+}
+
+// ratioAtMostOrLimit is ratioAtMost(a, b, limit), where the yardstick
+// floor (a row of the same run that does only part of a's work, such as
+// writing zeros into the destination without reading any source) shows
+// whether the target can be reached on this machine at all. When floor
+// itself takes more than limit times b, no copy can meet the target, and
+// the verdict is LIMIT if a takes at most slack times floor, MISSED if
+// not: a counts as at the kernel's limit only when it is close to it.
+func ratioAtMostOrLimit(a, b string, limit float64, floor string, slack float64) target {
+	return target{
+		desc: fmt.Sprintf("%s / %s <= %.2fx (or within %.2fx of %s, when even that misses)", a, b, limit, slack, floor),
+		eval: func(r *result) (string, verdict) {
+			ta, tb, ok := both(r, a, b)
+			if !ok {
+				return "", noData
+			}
+			q := quotient(ta.median(), tb.median())
+			value := fmt.Sprintf("%.2fx", q) + pairedNote(ta, tb)
+			if q <= limit {
+				return value, met
+			}
+			tf := r.tool(floor)
+			if tf == nil || len(tf.samples) == 0 {
+				return value, missed
+			}
+			fq := quotient(tf.median(), tb.median())
+			aq := quotient(ta.median(), tf.median())
+			value += fmt.Sprintf("; %s / %s %.2fx, %s / %s %.2fx", floor, b, fq, a, floor, aq)
+			if fq > limit && aq <= slack {
+				return value, atLimit
+			}
+			return value, missed
 		},
 	}
 }
@@ -232,7 +268,7 @@ func (r *result) print(w io.Writer) {
 func printSummary(w io.Writer, results []*result) {
 	fmt.Fprintf(w, "\n== summary\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	nmet, nmissed := 0, 0
+	nmet, nmissed, nlimit := 0, 0, 0
 	for _, r := range results {
 		if r.err != nil {
 			continue
@@ -248,12 +284,18 @@ func printSummary(w io.Writer, results []*result) {
 				nmet++
 			case missed:
 				nmissed++
+			case atLimit:
+				nlimit++
 			}
 		}
 	}
 	tw.Flush()
-	if nmet+nmissed > 0 {
-		fmt.Fprintf(w, "%d targets met, %d missed\n", nmet, nmissed)
+	if nmet+nmissed+nlimit > 0 {
+		fmt.Fprintf(w, "%d targets met, %d missed", nmet, nmissed)
+		if nlimit > 0 {
+			fmt.Fprintf(w, ", %d out of reach on this machine (LIMIT: a yardstick of the same run misses them too)", nlimit)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, r := range results {
 		if r.err != nil && !errors.Is(r.err, errSkipped) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ type scenario struct {
 }
 
 // A tool is one command line timed in a scenario. In argv, {src} and {dst}
-// are replaced by the paths and {fastcp}, {iocopy}, {cp}, {dd} by the
+// are replaced by the paths and {fastcp}, {baseline}, {iocopy}, {cp}, {dd} by the
 // binaries, also inside a word ("if={src}") and in sh -c scripts' operands.
 type tool struct {
 	name string
@@ -166,12 +167,18 @@ func defaultScenarios(size int64) []*scenario {
 			srcFS:  rootFS,
 			dstFS:  "tmpfs",
 			source: random,
-			// The tmpfs write row is tmpfs's own pace, which no copy can
-			// beat; it varies 2x from run to run here (no target).
+			// The tmpfs write row is tmpfs's own pace (its page
+			// allocation), which no copy can beat: it reads nothing.
+			// The 0.60x target is what an earlier machine measured
+			// (0.57x); where even the tmpfs write takes more than 0.60x
+			// cp's time, it is out of reach, and fastcp is held to
+			// within 1.25x of that write instead (the copy also reads
+			// the 1 GiB source from the page cache). -baseline times
+			// the earlier fastcp in the same run.
 			tools: []tool{fastcpTool(), cpTool, iocopyTool, zeroWriteTool(size)},
 			targets: []target{
 				ratioAtMost("fastcp", "cp", 0.92),
-				ratioAtMost("fastcp", "cp", 0.6), // 0.57x before the direct pipeline's rework
+				ratioAtMostOrLimit("fastcp", "cp", 0.6, "tmpfs write", 1.25),
 				ratioAtMost("fastcp", "iocopy", 0.85),
 				peakRSSAtMost("fastcp", maxRSS),
 			},
@@ -364,5 +371,28 @@ func reflinkScenario(fs, sz string, src source) *scenario {
 			peakRSSAtMost("fastcp", maxRSS),
 		},
 		showBlocks: true,
+	}
+}
+
+// addBaseline times the -baseline binary beside the plain fastcp tool of
+// sc (the same command with {baseline} for {fastcp}) and shows how the
+// two compare: "no worse than before" measured in one run, not remembered
+// from another machine's.
+func addBaseline(sc *scenario) {
+	for _, t := range sc.tools {
+		if t.name != "fastcp" {
+			continue
+		}
+		b := t
+		b.name = "baseline"
+		b.argv = slices.Clone(t.argv)
+		for i, a := range b.argv {
+			if a == "{fastcp}" {
+				b.argv[i] = "{baseline}"
+			}
+		}
+		sc.tools = append(sc.tools, b)
+		sc.targets = append(sc.targets, ratioAtMost("fastcp", "baseline", 1.05))
+		return
 	}
 }

@@ -41,7 +41,7 @@ type workspace struct {
 	sources      map[string]string // kind + "/" + source.name -> path
 }
 
-func newWorkspace(ctx context.Context, parent, fastcp string) (*workspace, error) {
+func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*workspace, error) {
 	bins := map[string]string{"{cp}": "/usr/bin/cp", "{dd}": "/usr/bin/dd"}
 	if fastcp == "" {
 		root, err := repoRoot()
@@ -55,6 +55,9 @@ func newWorkspace(ctx context.Context, parent, fastcp string) (*workspace, error
 		return nil, err
 	}
 	bins["{fastcp}"] = fastcp
+	if baseline != "" {
+		bins["{baseline}"] = baseline
+	}
 	for _, p := range bins {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%v (run `make build` for ./fastcp)", err)
@@ -79,6 +82,12 @@ func newWorkspace(ctx context.Context, parent, fastcp string) (*workspace, error
 	bins["{fastcp}"] = filepath.Join(root, "fastcp")
 	if out, err := exec.Command("cp", fastcp, bins["{fastcp}"]).CombinedOutput(); err != nil {
 		return ws, fmt.Errorf("cp %s: %v: %s", fastcp, err, out)
+	}
+	if baseline != "" {
+		bins["{baseline}"] = filepath.Join(root, "baseline")
+		if out, err := exec.Command("cp", baseline, bins["{baseline}"]).CombinedOutput(); err != nil {
+			return ws, fmt.Errorf("cp %s: %v: %s", baseline, err, out)
+		}
 	}
 	iocopy := filepath.Join(root, "iocopy")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", iocopy, "fastcp/integration_test/iocopy")
@@ -200,6 +209,9 @@ func (ws *workspace) printHeader(w io.Writer, runs int) {
 	fmt.Fprintf(w, "peerbench: %s (%s) vs %s, %s, iocopy (io.Copy, %s)\n",
 		first(ws.bins["{fastcp}"], "--version"), ws.fastcpOrigin,
 		first(ws.bins["{cp}"], "--version"), first(ws.bins["{dd}"], "--version"), runtime.Version())
+	if b, ok := ws.bins["{baseline}"]; ok {
+		fmt.Fprintf(w, "baseline: %s\n", first(b, "--version"))
+	}
 	fmt.Fprintf(w, "linux %s, %d CPUs; workspace %s (%s); %d timed runs per tool, taking turns; wall-clock medians\n",
 		unix.ByteSliceToString(uts.Release[:]), runtime.NumCPU(), ws.root, fsType, runs)
 	if fsType != rootFS {
