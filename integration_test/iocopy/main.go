@@ -2,7 +2,8 @@
 
 // Command iocopy is the "plain Go program" peer of the benchmarks: it copies
 // SRC to DST with os.Open, os.Create and io.Copy, nothing more, and exits
-// non-zero on any error.
+// non-zero on any error. A DST that is a directory gets SRC's base name in
+// it, as with cp (the shell-loop scenario copies into one directory).
 //
 //	iocopy SRC DST
 package main
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 func main() {
@@ -25,6 +27,9 @@ func main() {
 }
 
 func copyFile(src, dst string) error {
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		dst = filepath.Join(dst, filepath.Base(src))
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
