@@ -130,20 +130,47 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 	}
 }
 
-func TestAutoDirectWithoutFlushFromTheDirtyLimit(t *testing.T) {
+// TestAutoDirectWithoutFlush: without a flush, a cold source goes direct
+// from directUnflushedMinBytes on, or from the dirty limit when that is
+// smaller (but never below directMinBytes).
+func TestAutoDirectWithoutFlush(t *testing.T) {
 	inject(t, &directMinBytes, 1<<20)
-	inject(t, &dirtyLimit, func() int64 { return 2 << 20 })
-	data := randomBytes(t, 3<<20)
-	dst, src := pair(t, data)
-	o := autoCold()
-	o.Flush = false
-	res, err := Copy(dst, src, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustEqual(t, contents(t, dst), data)
-	if res.Direct.Choice != DirectChosen || res.Strategy != Direct || res.Direct.Threshold != 2<<20 {
-		t.Errorf("choice %v strategy %v threshold %d: want direct from the dirty limit", res.Direct.Choice, res.Strategy, res.Direct.Threshold)
+	inject(t, &directUnflushedMinBytes, 4<<20)
+	for _, tc := range []struct {
+		name      string
+		size      int
+		limit     int64 // what dirtyLimit says
+		threshold int64
+		direct    bool
+	}{
+		{"below the threshold", 3 << 20, 0, 4 << 20, false},
+		{"at the threshold", 4 << 20, 0, 4 << 20, true},
+		{"a larger dirty limit changes nothing", 3 << 20, 64 << 20, 4 << 20, false},
+		{"a smaller dirty limit lowers it", 3 << 20, 2 << 20, 2 << 20, true},
+		{"never below directMinBytes", 3 << 20, 1<<20 - 1, 4 << 20, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inject(t, &dirtyLimit, func() int64 { return tc.limit })
+			data := randomBytes(t, tc.size)
+			dst, src := pair(t, data)
+			o := autoCold()
+			o.Flush = false
+			res, err := Copy(dst, src, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if res.Direct.Threshold != tc.threshold {
+				t.Errorf("threshold %d, want %d", res.Direct.Threshold, tc.threshold)
+			}
+			want := DirectUnflushed
+			if tc.direct {
+				want = DirectChosen
+			}
+			if res.Direct.Choice != want || (res.Strategy == Direct) != tc.direct {
+				t.Errorf("choice %v strategy %v, want %v (%s)", res.Direct.Choice, res.Strategy, want, res.Direct)
+			}
+		})
 	}
 }
 
