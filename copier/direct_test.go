@@ -668,3 +668,62 @@ func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestResidencyAskedOnlyAfterTheCloneIsRefused: with Reflink first, the
+// source's residency (cachestat over the whole file) and the readahead
+// advice wait until the clone is refused; a clone that works asks neither,
+// and a refused one still goes on to Direct for a cold source.
+func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
+	inject(t, &directMinBytes, 1<<20)
+	const size = seqAdviceMinBytes + 1<<20
+	for _, tc := range []struct {
+		name       string
+		cloneWorks bool
+		cached     int64
+		asked      int
+		advised    int
+		strategy   Strategy
+		choice     DirectChoice
+	}{
+		{"clone works", true, 0, 0, 0, Reflink, DirectNotConsidered},
+		{"clone refused, cold", false, 0, 1, 0, Direct, DirectChosen},
+		{"clone refused, cached", false, size, 1, 1, CopyFileRange, DirectCached},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked, advised := 0, 0
+			inject(t, &fadvise, func(fd int, off, n int64, advice int) error {
+				advised++
+				return unix.Fadvise(fd, off, n, advice)
+			})
+			inject(t, &ficlone, func(dst, src int) error {
+				if !tc.cloneWorks {
+					return unix.EOPNOTSUPP
+				}
+				// Stands for the clone: the bytes are there after it.
+				b := make([]byte, size)
+				n, err := unix.Pread(src, b, 0)
+				if err != nil {
+					return err
+				}
+				_, err = unix.Pwrite(dst, b[:n], 0)
+				return err
+			})
+			data := randomBytes(t, size)
+			dst, src := pair(t, data)
+			o := autoCold()
+			o.SourceCached = func() (int64, error) { asked++; return tc.cached, nil }
+			res, err := Copy(dst, src, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			if asked != tc.asked || advised != tc.advised || res.Strategy != tc.strategy || res.Direct.Choice != tc.choice {
+				t.Errorf("residency asked %d times, %d readahead advices, strategy %v, direct %v (%s); want %d, %d, %v, %v",
+					asked, advised, res.Strategy, res.Direct.Choice, res.Direct, tc.asked, tc.advised, tc.strategy, tc.choice)
+			}
+			if !tc.cloneWorks && (len(res.Fallbacks) == 0 || res.Fallbacks[0].From != Reflink || res.Fallbacks[0].To != tc.strategy) {
+				t.Errorf("fallbacks %+v, want reflink -> %v first", res.Fallbacks, tc.strategy)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fastcp/internal/sysx"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -75,7 +76,13 @@ type copier struct {
 	chainA [numStrategies]Strategy // chain's backing array: no allocation a file
 	cur    int
 	forced bool
-	proven [numStrategies]bool // the strategy moved bytes of this file: a 0 return now means EOF
+	// directPending: Reflink comes first, and whether Direct follows it
+	// is decided only once Reflink is refused (nextStrategy): the
+	// decision asks the source's residency (cachestat walks every page
+	// of it, 3 ms for a cached GiB), which a clone does not need.
+	directPending bool
+	seqAdvice     bool                // POSIX_FADV_SEQUENTIAL is due unless Direct is chosen
+	proven        [numStrategies]bool // the strategy moved bytes of this file: a 0 return now means EOF
 
 	zeros     bool // the rw loop turns zero blocks into holes
 	blockSize int  // hole granularity: the destination's st_blksize
@@ -137,11 +144,9 @@ func (c *copier) run() error {
 		return err
 	}
 	c.buildChain(srcRegular && size == 0 && start == 0)
-	if srcRegular && size-start >= seqAdviceMinBytes && !c.inChain(Direct) && (!c.forced || c.chain[0] != Reflink) {
-		// A buffered read of a large file: double the readahead, as cp
-		// does (with a cold source the read is most of the copy's time).
-		// Advice: an error changes nothing.
-		_, _ = retry(c.other(), func() (struct{}, error) { return struct{}{}, fadvise(c.src, 0, 0, unix.FADV_SEQUENTIAL) })
+	c.seqAdvice = srcRegular && size-start >= seqAdviceMinBytes && (!c.forced || c.chain[0] != Reflink)
+	if !c.directPending {
+		c.adviseSequential()
 	}
 	if c.zeros && !c.inChain(RW) {
 		// Only the rw loop sees zero blocks: a forced offload strategy
@@ -254,6 +259,32 @@ func (c *copier) findHoles(start int64, srcRegular bool) (walk bool, first int64
 	return walk, first, nil
 }
 
+// adviseSequential doubles the readahead of a buffered read of a large
+// file, as cp does (with a cold source the read is most of the copy's
+// time), once it is known that Direct will not read it. Advice: an error
+// changes nothing.
+func (c *copier) adviseSequential() {
+	if !c.seqAdvice || c.inChain(Direct) {
+		return
+	}
+	c.seqAdvice = false
+	_, _ = retry(c.other(), func() (struct{}, error) { return struct{}{}, fadvise(c.src, 0, 0, unix.FADV_SEQUENTIAL) })
+}
+
+// nextStrategy moves on to the strategy after the current one, refused.
+// When that is Reflink and Direct was left to decide (directPending), it
+// decides now, and Direct, if chosen, comes next.
+func (c *copier) nextStrategy() {
+	if c.directPending && c.chain[c.cur] == Reflink {
+		c.directPending = false
+		if c.odirect().chooseDirect(true) {
+			c.chain = slices.Insert(c.chain, c.cur+1, Direct)
+		}
+		c.adviseSequential()
+	}
+	c.cur++
+}
+
 // buildChain decides which strategies may run, in order, and what cp's
 // --debug line says about the ones left out.
 func (c *copier) buildChain(empty bool) {
@@ -282,8 +313,8 @@ func (c *copier) buildChain(empty bool) {
 		share := o.Reflink != ReflinkNever && o.Sparse != SparseNever && regular
 		if share {
 			c.chain = append(c.chain, Reflink)
-		}
-		if c.odirect().chooseDirect(regular) {
+			c.directPending = true // share implies regular
+		} else if c.odirect().chooseDirect(regular) {
 			c.chain = append(c.chain, Direct)
 		}
 		if !c.zeros && !o.SyncWrites {
@@ -415,7 +446,7 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			// was remembered is a refusal (remember), so go on to the
 			// next strategy without classifying it again.
 			c.noteRefusal(s)
-			c.cur++
+			c.nextStrategy()
 			c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: err, Memo: true})
 			continue
 		}
@@ -449,7 +480,7 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 		if !memo {
 			c.opts.Memo.remember(c.srcSt.Dev, c.dstSt.Dev, s, cerr.Err)
 		}
-		c.cur++
+		c.nextStrategy()
 		c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: cerr.Err, Memo: memo})
 	}
 }
