@@ -80,18 +80,15 @@ func ratioAtMost(a, b string, limit float64) target {
 // the verdict is LIMIT if a takes at most slack times floor, MISSED if
 // not: a counts as at the kernel's limit only when it is close to it.
 func ratioAtMostOrLimit(a, b string, limit float64, floor string, slack float64) target {
+	plain := ratioAtMost(a, b, limit)
 	return target{
 		desc: fmt.Sprintf("%s / %s <= %.2fx (or within %.2fx of %s, when even that misses)", a, b, limit, slack, floor),
 		eval: func(r *result) (string, verdict) {
-			ta, tb, ok := both(r, a, b)
-			if !ok {
-				return "", noData
+			value, v := plain.eval(r)
+			if v != missed {
+				return value, v
 			}
-			q := quotient(ta.median(), tb.median())
-			value := fmt.Sprintf("%.2fx", q) + pairedNote(ta, tb)
-			if q <= limit {
-				return value, met
-			}
+			ta, tb, _ := both(r, a, b)
 			tf := r.tool(floor)
 			if tf == nil || len(tf.samples) == 0 {
 				return value, missed
