@@ -71,14 +71,12 @@ var (
 	ddDirectTool = tool{name: "dd direct", argv: []string{"{dd}", "if={src}", "of={dst}", "bs=8M", "iflag=direct", "oflag=direct", "conv=fdatasync", "status=none"}}
 	// The device's limit for a copy: the source read and DST written at
 	// once, O_DIRECT, 8 requests of 4 MiB in flight a side, flushed.
-	fioTool = tool{name: "fio", yardstick: true, argv: []string{"{fio}", "--ioengine=libaio", "--direct=1", "--bs=4M", "--iodepth=8",
-		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--size=4G", "--end_fsync=1", "--output=/dev/null"}}
+	fioTool = fioDepthTool("fio", "libaio")
 	// The same at the same depth through io_uring, and with plain
 	// pread/pwrite from 4 threads a side (each a quarter of the file): how
 	// the direct pipeline's choice of goroutines calling pread/pwrite over
 	// io_uring is measured (no target: information).
-	fioUringTool = tool{name: "fio io_uring", yardstick: true, argv: []string{"{fio}", "--ioengine=io_uring", "--direct=1", "--bs=4M", "--iodepth=8",
-		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--size=4G", "--end_fsync=1", "--output=/dev/null"}}
+	fioUringTool = fioDepthTool("fio io_uring", "io_uring")
 	fioPsyncTool = tool{name: "fio psync 4+4", yardstick: true, argv: []string{"{fio}", "--ioengine=psync", "--direct=1", "--bs=4M",
 		"--numjobs=4", "--size=1G", "--offset_increment=1G",
 		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--end_fsync=1", "--output=/dev/null"}}
@@ -90,6 +88,13 @@ var (
 	// GiB: what --nocache is measured against.
 	fastcpBufferedSyncTool = tool{name: "fastcp buffered && sync", argv: []string{"sh", "-c", `"$0" --strategy=copy_file_range -- "$1" "$2" && sync`, "{fastcp}", "{src}", "{dst}"}}
 )
+
+// fioDepthTool is fio reading SRC and writing DST at once through engine,
+// O_DIRECT, 8 requests of 4 MiB in flight a side, flushed.
+func fioDepthTool(name, engine string) tool {
+	return tool{name: name, yardstick: true, argv: []string{"{fio}", "--ioengine=" + engine, "--direct=1", "--bs=4M", "--iodepth=8",
+		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--size=4G", "--end_fsync=1", "--output=/dev/null"}}
+}
 
 // coldBytes is the size of the cold scenarios' source (4 GiB),
 // whatever -size says; the --nocache one copies half of it.

@@ -76,17 +76,18 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 	if err := os.Mkdir(filepath.Join(root, rootFS), 0o755); err != nil {
 		return ws, err
 	}
-	// Time a copy of the binary, so that a rebuild during the run (make
+	// Time copies of the binaries, so that a rebuild during the run (make
 	// build in another shell) cannot change what is measured halfway.
 	ws.fastcpOrigin = fastcp
-	bins["{fastcp}"] = filepath.Join(root, "fastcp")
-	if out, err := exec.Command("cp", fastcp, bins["{fastcp}"]).CombinedOutput(); err != nil {
-		return ws, fmt.Errorf("cp %s: %v: %s", fastcp, err, out)
-	}
-	if baseline != "" {
-		bins["{baseline}"] = filepath.Join(root, "baseline")
-		if out, err := exec.Command("cp", baseline, bins["{baseline}"]).CombinedOutput(); err != nil {
-			return ws, fmt.Errorf("cp %s: %v: %s", baseline, err, out)
+	for _, name := range []string{"fastcp", "baseline"} {
+		key := "{" + name + "}"
+		from, ok := bins[key]
+		if !ok {
+			continue
+		}
+		bins[key] = filepath.Join(root, name)
+		if out, err := exec.Command("cp", from, bins[key]).CombinedOutput(); err != nil {
+			return ws, fmt.Errorf("cp %s: %v: %s", from, err, out)
 		}
 	}
 	iocopy := filepath.Join(root, "iocopy")
