@@ -109,8 +109,8 @@ Long options and their WORD arguments may be abbreviated (--verb,
 POSIXLY_CORRECT makes a dangling symlink DEST written through, and
 options end at the first operand, as with cp.
 
-Exit status: 0 all copied; 1 some file failed; 2 usage error (cp: 1);
-130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP.
+Exit status: 0 all copied; 1 some file failed, or a usage error (as cp);
+killed by SIGINT, SIGTERM, SIGHUP after cleaning up ($? 130, 143, 129).
 
 Examples:
   PROG --sync=data disk.img /mnt/usb/       copy a VM image durably

@@ -480,7 +480,7 @@ type ccScenario struct {
 	// code is the exit status GNU cp has (checked, so that a broken
 	// fixture shows), and fastcp must have the same.
 	code int
-	// usage: a usage error. GNU cp exits 1, fastcp 2 (CLI.md) and ends
+	// usage: a usage error. GNU cp and fastcp exit 1 (CLI.md); fastcp ends
 	// stderr with "Try 'fastcp --help' for more information."; only the
 	// first stderr lines are compared.
 	usage bool
