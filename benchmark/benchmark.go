@@ -62,7 +62,7 @@
 //	      "rows": [
 //	        {
 //	          "section": 1,
-//	          "strategy": "rw",       reflink, copy_file_range, sendfile, splice, rw
+//	          "strategy": "rw",       reflink, copy_file_range, direct, sendfile, splice, rw
 //	          "buffer_size": 1048576, rw's buffer in bytes, 0 for other strategies
 //	          "sync": "none",         none, data, full, osync, odsync
 //	          "cache": "cold",        the source: "cold" (evicted, mincore < 1% resident) or "warm"

@@ -752,6 +752,15 @@ func TestManPageJSONSchema(t *testing.T) {
 			t.Errorf("man/fastcp.1 JSON schema lacks the calls key %q", s.String())
 		}
 	}
+	// A row's strategy is one of them: the comment beside "strategy"
+	// names them all.
+	_, row, _ := strings.Cut(schema, `"strategy":`)
+	row, _, _ = strings.Cut(row, `"buffer_size":`)
+	for _, s := range copier.Strategies() {
+		if !regexp.MustCompile(`\b` + s.String() + `\b`).MatchString(row) {
+			t.Errorf("man/fastcp.1 JSON schema: a row's \"strategy\" does not list %q: %q", s, row)
+		}
+	}
 	for _, m := range regexp.MustCompile(`"([a-z_]+)":`).FindAllStringSubmatch(schema, -1) {
 		if !keys[m[1]] && !mapKeys[m[1]] {
 			t.Errorf("man/fastcp.1 JSON schema documents %q, which benchmark.Report does not have", m[1])
