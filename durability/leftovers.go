@@ -3,6 +3,7 @@
 package durability
 
 import (
+	"bytes"
 	"errors"
 	"fastcp/internal/fsdir"
 	"os"
@@ -58,6 +59,7 @@ const (
 	leftoverForeign                 // not marked by fastcp: not ours
 	leftoverUnknown                 // cannot tell
 	leftoverRefused                 // refused by the trust rule (trust.go)
+	leftoverLocked                  // locked, and still the file judged (lockedLeftover)
 )
 
 // candidates returns the names in dir that start with TempPrefix, listing
@@ -163,8 +165,9 @@ func (s *Session) wasReported(dir *fsdir.Dir, name string) bool {
 
 // removeIfDead removes the temporary file name in dirfd if the trust rule
 // lets this run adopt it (trust.go), it carries fastcp's mark and nobody
-// holds its lock. It unlinks the name only while it is the file it
-// locked. why says what the trust rule refused.
+// holds its lock. It unlinks the name only once it holds the lock and has
+// checked that the name still is the file it locked, with the mark it
+// read (lockedLeftover). why says what the trust rule refused.
 func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover, why string) {
 	fd, fst, err := openLeftover(dir.Fd(), name, shownIn(dir, name), unix.O_RDONLY, source)
 	var refused *Distrusted
@@ -177,7 +180,8 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 		return leftoverUnknown, ""
 	}
 	defer unix.Close(fd)
-	if err := readMark(fd); err != nil {
+	mark, err := markOf(fd)
+	if err != nil {
 		if errors.Is(err, errNotMarked) {
 			return leftoverForeign, ""
 		}
@@ -190,11 +194,15 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 	default:
 		return leftoverUnknown, "" // ENOLCK, EOPNOTSUPP: no locks here
 	}
-	// Marked and unlocked: its writer is gone. Still the same file under
-	// that name? (A copy that finished renamed it away; nothing can take
-	// the name back while this lock is held but a user.)
-	if !entryIs(dir.Fd(), name, identityOf(fst)) {
-		return leftoverGone, ""
+	// Marked and unlocked: its writer is gone, or has just finished.
+	switch _, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(fst), mark, source); what {
+	case leftoverGone, leftoverRefused:
+		return what, why
+	case leftoverForeign:
+		// Its mark went before the lock was taken: a copy that was
+		// killed at its rename, whose file is complete; not provably
+		// fastcp's any more.
+		return leftoverForeign, ""
 	}
 	if err := unlinkat(dir.Fd(), name, 0); err != nil {
 		if err == unix.ENOENT {
@@ -203,4 +211,34 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 		return leftoverUnknown, ""
 	}
 	return leftoverRemoved, ""
+}
+
+// lockedLeftover is the check between taking a leftover's lock and acting
+// on it (cutting it back, writing, removing it). A leftover is judged (its
+// mark or resume record read) before its lock is taken, and the lock may
+// be free only because the copy that held it has just ended: one that
+// finished removed the mark and renamed the file over its DEST, one that
+// was interrupted recorded a last checkpoint. So once fd, opened on the
+// name in dirfd as the file id, holds the lock, the leftover is acted on
+// only if the name still is fd's file, the file still passes the trust
+// rule, and its mark is still the value mark judged. Otherwise it is not
+// the file judged: gone (the name is another file's, or nobody's), or
+// changed (Foreign: its mark is not what was read; Refused: the trust
+// rule, why), and it is left alone. Between this check and the act, only
+// a process that is not fastcp can change the name: every fastcp takes the
+// lock before it acts on a temporary file, and makes new ones only under
+// names that are free (O_EXCL). st is fd's fstat, made under the lock.
+func lockedLeftover(dirfd int, name string, fd int, id identity, mark []byte, source identity) (st unix.Stat_t, what leftover, why string) {
+	if err := unix.Fstat(fd, &st); err != nil || identityOf(&st) != id || !entryIs(dirfd, name, id) {
+		return st, leftoverGone, "it was renamed or replaced while it was being locked"
+	}
+	if why := judge(&st, source); why != "" {
+		return st, leftoverRefused, why
+	}
+	buf := make([]byte, 256)
+	n, err := fgetxattr(fd, MarkXattr, buf)
+	if err != nil || !bytes.Equal(buf[:n], mark) {
+		return st, leftoverForeign, "its record changed while it was being locked"
+	}
+	return st, leftoverLocked, ""
 }

@@ -28,7 +28,10 @@ import (
 // temporary name (FirstTemp), and continues it from the checkpoint when its
 // lock is free (no copy is writing it), the source is the same file
 // unchanged, and the checkpoint lies within the source and the file. Any
-// other leftover is started over. The xattr is written again at every
+// other leftover is started over. Nothing is done to the leftover before
+// its lock is held and the name is checked to still be the locked file
+// with the record read (lockedLeftover): a copy that has just finished
+// renamed that file over its DEST, which must not be cut back. The xattr is written again at every
 // checkpoint and, on SIGINT, SIGTERM or SIGHUP, once more after a last
 // fdatasync (Session.Interrupt), so that the next run loses nothing.
 //
@@ -269,12 +272,16 @@ const (
 	WhyNoCheckpoint = "no checkpoint"
 	WhyChanged      = "source changed"
 	WhyForeign      = "foreign leftover"
+	// WhyChangedMeanwhile: the leftover changed between the look at
+	// it and its lock (another copy finished it, or recorded it at
+	// its end); it is not acted on.
+	WhyChangedMeanwhile = "leftover changed"
 )
 
 // FreshStart says why a leftover was not resumed.
 type FreshStart struct {
 	Temp   string
-	Why    string // WhyNoCheckpoint, WhyChanged or WhyForeign
+	Why    string // WhyNoCheckpoint, WhyChanged, WhyForeign or WhyChangedMeanwhile
 	Detail string
 	// Kept: the leftover was left where it is (not fastcp's, or not
 	// this user's to take); the sweep of the fresh copy does not name it
@@ -293,7 +300,9 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 //   - (nil, 0, nil): nothing there;
 //   - a *FreshStart error: a leftover that cannot be resumed; when it was
 //     a dead one of fastcp's (it carries fastcp's mark), it was removed, so
-//     Create takes the name; a file without the mark is left alone;
+//     Create takes the name; a file without the mark is left alone, and
+//     so is one that changed between the look and the lock
+//     (WhyChangedMeanwhile: another copy finished or recorded it);
 //   - a *LiveError: a copy is writing it; it is left alone.
 //
 // reached is the copy's progress, as for StartRecord.
@@ -344,8 +353,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail, Kept: kept}
 	}
-	// The mark first, then the lock, as the sweep does (leftovers.go): a
-	// file fastcp did not mark is not locked, not cut, not removed.
+	// The mark first, then the lock, then the check that the file is
+	// still the one judged, as the sweep does (leftovers.go): a file
+	// fastcp did not mark is not locked, not cut, not removed.
 	rec, unread := readRecord(fd)
 	if unread != "" {
 		return fresh(WhyForeign, unread, false)
@@ -360,6 +370,21 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		// No locks here (ENOLCK, EOPNOTSUPP): whether a copy still
 		// writes it cannot be told, so it is not touched.
 		return fresh(WhyForeign, "its lock cannot be taken: "+err.Error(), false)
+	}
+	// Locked: whoever held the lock is gone, or has just finished with
+	// the file (committed it: renamed over DEST; or recorded a last
+	// checkpoint at a signal). Only the file that was judged is cut back.
+	switch lst, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(&st), rec, identity{dev: id.Dev, ino: id.Ino}); what {
+	case leftoverLocked:
+		st = lst
+	case leftoverGone:
+		// Not a leftover any more (another copy's DEST, or removed):
+		// the copy starts over under a temporary name of its own.
+		unix.Close(fd)
+		dir.Release()
+		return nil, 0, &FreshStart{Temp: temp, Why: WhyChangedMeanwhile, Detail: why}
+	default:
+		return fresh(WhyChangedMeanwhile, why, false)
 	}
 	r, why, detail, remove := judgeRecord(rec, id, st.Size)
 	if why != "" {

@@ -3,10 +3,12 @@
 package durability
 
 import (
+	"bytes"
 	"errors"
 	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -184,5 +186,158 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	r, derr := decodeRecord(b[:max(n, 0)])
 	if err != nil || derr != nil || r.Checkpoint != 4096 || r.ID != id {
 		t.Errorf("record %+v (%v, %v), want checkpoint 4096 of %+v", r, err, derr, id)
+	}
+}
+
+// beforeLock makes the next non-blocking flock (a run's lock of a
+// leftover) run fn first: the moment between a run's look at a leftover
+// and its lock, when the copy that held the lock may end.
+func beforeLock(t *testing.T, fn func()) {
+	t.Helper()
+	old := flock
+	var once sync.Once
+	flock = func(fd, how int) error {
+		if how&unix.LOCK_NB != 0 {
+			once.Do(fn)
+		}
+		return old(fd, how)
+	}
+	t.Cleanup(func() { flock = old })
+}
+
+// resumableCopy makes a copy to dst with --resume's record that has
+// written n bytes and recorded checkpoint, and is still running (its lock
+// held).
+func resumableCopy(t *testing.T, dst string, id SourceID, n int, checkpoint int64) *Destination {
+	t.Helper()
+	d, err := Create(fsdir.Cwd, dst, Options{Named: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StartRecord(id, new(atomic.Int64)); err != nil {
+		if errors.Is(err, ErrNoXattrs) {
+			t.Skipf("no user xattrs: %v", err)
+		}
+		t.Fatal(err)
+	}
+	if _, err := d.File.Write(bytes.Repeat([]byte("a"), n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Checkpoint(checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A run reads a leftover's record while the copy that writes it still
+// runs; that copy then finishes (its file renamed over DEST) before the
+// run's lock. The run locks DEST's inode, which it must not cut back to
+// the old checkpoint: it starts over, and DEST stays whole.
+func TestContinueAfterTheWriterCommitted(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dst")
+	id := srcID(t, dir, 8<<20)
+	a := resumableCopy(t, dst, id, 3<<20+12345, 2<<20)
+	beforeLock(t, func() {
+		if err := a.Commit(nil); err != nil {
+			t.Errorf("the first copy's commit: %v", err)
+		}
+	})
+	d, start, err := Continue(fsdir.Cwd, dst, id, Options{}, new(atomic.Int64))
+	if d != nil {
+		d.Abort()
+		t.Fatalf("resumed DEST itself from %d", start)
+	}
+	if !isFresh(err, WhyChangedMeanwhile) {
+		t.Errorf("Continue: %v, want a fresh start (the leftover changed)", err)
+	}
+	if fi, err := os.Stat(dst); err != nil || fi.Size() != 3<<20+12345 {
+		t.Fatalf("DEST: %v, %v; want the committed copy's %d bytes", fi, err, 3<<20+12345)
+	}
+	assertNoTemps(t, dir)
+}
+
+// The copy that holds the leftover records a last checkpoint and dies
+// (SIGINT) between a run's look at its record and the run's lock: the
+// record read is stale, and the leftover is left alone, for the next run.
+func TestContinueAfterTheRecordChanged(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dst")
+	id := srcID(t, dir, 8<<20)
+	a := resumableCopy(t, dst, id, 3<<20+12345, 2<<20)
+	temp := a.TempPath()
+	beforeLock(t, func() {
+		if err := a.Checkpoint(3 << 20); err != nil {
+			t.Error(err)
+		}
+		die(a)
+	})
+	d, _, err := Continue(fsdir.Cwd, dst, id, Options{}, new(atomic.Int64))
+	if d != nil {
+		d.Abort()
+		t.Fatal("resumed a leftover whose record changed before the lock")
+	}
+	var f *FreshStart
+	if !errors.As(err, &f) || f.Why != WhyChangedMeanwhile || !f.Kept {
+		t.Errorf("Continue: %v, want a fresh start that leaves the leftover", err)
+	}
+	if fi, err := os.Stat(temp); err != nil || fi.Size() != 3<<20+12345 {
+		t.Fatalf("the leftover: %v, %v; want it untouched", fi, err)
+	}
+	// The next run continues it from its last checkpoint.
+	d, start, err := Continue(fsdir.Cwd, dst, id, Options{}, new(atomic.Int64))
+	if err != nil || start != 3<<20 {
+		t.Fatalf("the next run: start %d, %v; want the last checkpoint", start, err)
+	}
+	d.Abort()
+}
+
+// The sweep looks at a marked leftover, then locks it: a writer that
+// finished meanwhile (renamed its file over DEST) or was killed at its
+// rename (mark removed, file complete) left a file that is not a dead
+// leftover any more, and it is not removed.
+func TestSweepRechecksUnderTheLock(t *testing.T) {
+	for _, end := range []string{"commit", "killed-at-rename"} {
+		t.Run(end, func(t *testing.T) {
+			dir := t.TempDir()
+			dst := filepath.Join(dir, "dst")
+			a, err := Create(fsdir.Cwd, dst, Options{Named: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := readMark(a.fd); IsUnsupported(err) {
+				t.Skipf("no user xattrs: %v", err)
+			}
+			a.File.Write([]byte("complete"))
+			name := filepath.Base(a.TempPath())
+			want, wantLeft, p := leftoverGone, 0, dst
+			if end != "commit" {
+				want, wantLeft, p = leftoverForeign, 1, a.TempPath()
+			}
+			beforeLock(t, func() {
+				if end == "commit" {
+					if err := a.Commit(nil); err != nil {
+						t.Error(err)
+					}
+					return
+				}
+				unix.Fremovexattr(a.fd, MarkXattr)
+				die(a)
+			})
+			in, err := fsdir.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Release()
+			if got, _ := removeIfDead(in, name, identity{}); got != want {
+				t.Errorf("removeIfDead: %v, want %v", got, want)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, TempPrefix+"*")); len(left) != wantLeft {
+				t.Errorf("left %v, want %d", left, wantLeft)
+			}
+			if b, err := os.ReadFile(p); err != nil || string(b) != "complete" {
+				t.Errorf("%s: %q, %v; want the complete copy", p, b, err)
+			}
+		})
 	}
 }

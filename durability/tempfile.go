@@ -57,18 +57,26 @@ var errNotMarked = errors.New("not marked as a temporary file of fastcp")
 // errNotMarked, or the error of a filesystem that keeps no user extended
 // attributes (IsUnsupported).
 func readMark(fd int) error {
+	_, err := markOf(fd)
+	return err
+}
+
+// markOf is readMark that also returns the mark's value (its resume
+// record, for a --resume copy's file), for the check after the lock
+// (lockedLeftover).
+func markOf(fd int) ([]byte, error) {
 	buf := make([]byte, 256)
 	n, err := fgetxattr(fd, MarkXattr, buf)
 	switch {
 	case err == unix.ENODATA, err == unix.ERANGE:
-		return errNotMarked // ERANGE: longer than anything fastcp writes
+		return nil, errNotMarked // ERANGE: longer than anything fastcp writes
 	case err != nil:
-		return err
+		return nil, err
 	}
 	if v := buf[:n]; bytes.HasPrefix(v, []byte(markMagic)) || bytes.HasPrefix(v, []byte(resumeMagic+" ")) {
-		return nil
+		return v, nil
 	}
-	return errNotMarked
+	return nil, errNotMarked
 }
 
 // IsUnsupported reports whether err says the filesystem or kernel does not

@@ -4,6 +4,7 @@ package durability
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,43 @@ func TestOpenLeftoverRefusesAMountPoint(t *testing.T) {
 	var d *Distrusted
 	if _, _, err := openLeftover(dfd, "over", "over", unix.O_RDWR, identity{}); !errors.As(err, &d) || d.Why != "it is a mount point" {
 		t.Errorf("a bind-mounted file: %v, want refused as a mount point", err)
+	}
+}
+
+// A leftover owned by another uid is never adopted, whoever runs: judged
+// from a stat that says so (any user), and as root on a real file chowned
+// to nobody, which openLeftover refuses without opening it for writing.
+func TestTrustRuleRefusesAnotherUid(t *testing.T) {
+	other := uint32(os.Geteuid()) + 1
+	st := unix.Stat_t{Mode: unix.S_IFREG | 0o600, Nlink: 1, Uid: other}
+	if why := judge(&st, identity{}); !strings.Contains(why, fmt.Sprintf("owned by uid %d", other)) {
+		t.Errorf("judge of a file of uid %d: %q, want it refused", other, why)
+	}
+	st.Uid = uint32(os.Geteuid())
+	if why := judge(&st, identity{}); why != "" {
+		t.Errorf("judge of the caller's own file: %q, want it adopted", why)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "theirs")
+	if err := os.WriteFile(p, []byte("theirs"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	var d *Distrusted
+	if fd, _, err := openLeftover(dfd, "theirs", "theirs", unix.O_RDWR, identity{}); !errors.As(err, &d) || !strings.Contains(d.Why, "owned by uid 65534") {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		t.Errorf("a file of uid 65534: %v, want refused", err)
 	}
 }
