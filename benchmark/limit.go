@@ -82,8 +82,15 @@ func (b *bench) deviceLimit() DeviceLimit {
 	var reads, writes side
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	wg.Go(func() { reads.run(rfd, mem[:limitDepth*limitBlockBytes], b.size, t0, unix.Pread, "pread64") })
-	wg.Go(func() { writes.run(int(f.Fd()), mem[limitDepth*limitBlockBytes:], whole, t0, unix.Pwrite, "pwrite64") })
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		reads.run(rfd, mem[:limitDepth*limitBlockBytes], b.size, t0, unix.Pread, "pread64")
+	}()
+	go func() {
+		defer wg.Done()
+		writes.run(int(f.Fd()), mem[limitDepth*limitBlockBytes:], whole, t0, unix.Pwrite, "pwrite64")
+	}()
 	wg.Wait()
 	if err := errors.Join(reads.err, writes.err); err != nil {
 		d.Error = copier.ErrnoText(err)
@@ -130,7 +137,9 @@ func (s *side) run(fd int, mem []byte, total int64, t0 time.Time, call func(int,
 	var wg sync.WaitGroup
 	for i := range limitDepth {
 		buf := mem[i*limitBlockBytes : (i+1)*limitBlockBytes]
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for {
 				off := next.Add(limitBlockBytes) - limitBlockBytes
 				if off >= total {
@@ -146,7 +155,7 @@ func (s *side) run(fd int, mem []byte, total int64, t0 time.Time, call func(int,
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	s.secs = time.Since(t0).Seconds()

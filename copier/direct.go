@@ -675,21 +675,25 @@ func (c directCopy) newPipeline(off, end int64) *pipeline {
 	}
 	g.t0, g.b0 = time.Now(), c.res.Bytes
 	src, dst, align := c.dio.src, c.dst, c.dio.offAlign
+	p.readers.Add(n)
+	p.writers.Add(n)
 	for range n {
-		p.readers.Go(func() {
+		go func() {
+			defer p.readers.Done()
 			for ch := range p.reads {
 				directRead(src, ch, align)
 				p.writes <- ch
 			}
-		})
-		p.writers.Go(func() {
+		}()
+		go func() {
+			defer p.writers.Done()
 			for ch := range p.writes {
 				if ch.rerr == nil && ch.off < p.halt.Load() {
 					directWriteAligned(dst, ch, align)
 				}
 				p.done <- ch
 			}
-		})
+		}()
 	}
 	return p
 }

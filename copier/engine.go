@@ -461,8 +461,8 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			c.res.Strategy = s
 			return off, eof, nil
 		}
-		cerr, ok := errors.AsType[*Error](err)
-		if !ok {
+		var cerr *Error
+		if !errors.As(err, &cerr) {
 			cerr = &Error{Strategy: s, Side: SideBoth, Offset: off, Err: err}
 		}
 		if s == RW || cerr.final || !refusal(cerr.Err) {

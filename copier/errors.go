@@ -37,13 +37,14 @@ func refusal(err error) bool {
 		// ended unaligned before the end of the file.
 		return true
 	}
-	if _, ok := errors.AsType[*unavailable](err); ok {
+	var u *unavailable
+	if errors.As(err, &u) {
 		// Direct's setup (reopening the source, aligning the buffers)
 		// cannot be done here; the descriptors are untouched.
 		return true
 	}
-	errno, ok := errors.AsType[unix.Errno](err)
-	if !ok {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
 		return false
 	}
 	switch errno {

@@ -35,8 +35,8 @@ type memoEntry struct{ err error }
 // FICLONERANGE (EINVAL) or an O_APPEND file (EBADF) says nothing about the
 // next file, a missing syscall or an unsupported filesystem does.
 func memoizable(err error) bool {
-	errno, ok := errors.AsType[unix.Errno](err)
-	if !ok {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
 		return false
 	}
 	switch errno {

@@ -148,7 +148,9 @@ func TestCpCompatAttrsBeforeRename(t *testing.T) {
 			var first *unix.Stat_t
 			late := false
 			var wg sync.WaitGroup
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for {
 					stopped := false
 					select {
@@ -165,7 +167,7 @@ func TestCpCompatAttrsBeforeRename(t *testing.T) {
 						return
 					}
 				}
-			})
+			}()
 			r := fastcpUmask(t, dir, "0", append(c.args, "src", "out-"+c.name+"/dst")...)
 			close(stop)
 			wg.Wait()

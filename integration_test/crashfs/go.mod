@@ -1,6 +1,6 @@
 module fastcp/integration_test/crashfs
 
-go 1.26.0
+go 1.24.0
 
 require github.com/hanwen/go-fuse/v2 v2.12.1
 
