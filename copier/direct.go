@@ -637,6 +637,11 @@ type pipeline struct {
 	inflight  int
 	halted    bool
 	halt      atomic.Int64 // writers skip the chunks at or past it
+	// --checksum: the buffers of whole chunks go to the hash once
+	// accounted for, and come back on hashed once hashed; hashing counts
+	// those out.
+	hashed  chan []byte
+	hashing int
 }
 
 // Depth: the pipeline starts with directDepth chunks in flight and adds
@@ -667,6 +672,9 @@ func (c directCopy) newPipeline(off, end int64) *pipeline {
 		c: c, reads: make(chan *chunk, n), writes: make(chan *chunk, n), done: make(chan *chunk, n),
 		free: append([][]byte(nil), bufs...), window: 2 * int64(n) * int64(len(bufs[0])),
 		next: off, end: end, prefix: off, pending: make(map[int]*chunk, n),
+	}
+	if c.hash != nil {
+		p.hashed = make(chan []byte, n)
 	}
 	p.halt.Store(1<<63 - 1)
 	g := &c.dio.grow
@@ -704,20 +712,25 @@ func (p *pipeline) run() (tail *chunk) {
 	g := &p.c.dio.grow
 	for p.inflight < g.depth && p.issue() {
 	}
-	for p.inflight > 0 {
-		ch := <-p.done
-		p.inflight--
-		p.completed(ch)
-		if tail == nil && !p.halted {
-			tail = p.account()
-			switch {
-			case tail != nil:
-				p.stop(tail.off + int64(tail.want))
-			case p.c.hookErr != nil:
-				p.stop(p.prefix)
+	for p.inflight > 0 || p.hashing > 0 {
+		select {
+		case b := <-p.hashed:
+			p.hashing--
+			p.free = append(p.free, b)
+		case ch := <-p.done:
+			p.inflight--
+			p.completed(ch)
+			if tail == nil && !p.halted {
+				tail = p.account()
+				switch {
+				case tail != nil:
+					p.stop(tail.off + int64(tail.want))
+				case p.c.hookErr != nil:
+					p.stop(p.prefix)
+				}
 			}
+			p.adapt()
 		}
-		p.adapt()
 		for p.inflight < g.depth && p.issue() {
 		}
 	}
@@ -755,7 +768,13 @@ func (p *pipeline) completed(ch *chunk) {
 	if ch.w > 0 {
 		c.dstEnd = max(c.dstEnd, ch.off+int64(ch.w))
 	}
-	if ch.rerr != nil || ch.werr != nil || ch.w == ch.n || ch.off >= p.halt.Load() {
+	whole := ch.rerr == nil && ch.werr == nil && ch.w == ch.want
+	switch {
+	case ch.off >= p.halt.Load() || ch.rerr != nil || ch.werr != nil:
+		p.free = append(p.free, ch.buf)
+	case whole && p.hashed != nil:
+		// Free once hashed (account).
+	case ch.w == ch.n:
 		p.free = append(p.free, ch.buf)
 	}
 	p.pending[ch.seq] = ch
@@ -776,6 +795,10 @@ func (p *pipeline) account() *chunk {
 		}
 		p.prefix = ch.off + int64(ch.w)
 		p.moved += int64(ch.w)
+		if h := p.c.hash; h != nil {
+			p.hashing++
+			h.buffer(ch.off, ch.buf[:ch.w], func(b []byte) { p.hashed <- b[:cap(b)] })
+		}
 		p.c.directWritten(ch.off, int64(ch.w), true)
 		if p.c.hookErr != nil {
 			return nil
@@ -877,6 +900,9 @@ func (c directCopy) directTail(ch *chunk, end int64) (moved int64, eof, restart 
 		return 0, false, false, &Error{Strategy: Direct, Side: SideRead, Offset: ch.off, Err: ch.rerr}
 	}
 	if ch.w > 0 {
+		if err := c.hashTail(ch, 0, ch.w); err != nil {
+			return 0, false, false, err
+		}
 		c.directWritten(ch.off, int64(ch.w), true)
 		if c.hookErr != nil {
 			return int64(ch.w), false, false, &Error{Strategy: Direct, Side: SideWrite, Offset: ch.off + int64(ch.w), Err: c.hookErr, final: true}
@@ -894,6 +920,9 @@ func (c directCopy) directTail(ch *chunk, end int64) (moved int64, eof, restart 
 		if err := c.writeAll(&c.res.Stats[Direct], Direct, ch.buf[ch.w:ch.n], ch.off+int64(ch.w)); err != nil {
 			return int64(ch.w), false, false, err
 		}
+		if err := c.hashTail(ch, ch.w, ch.n); err != nil {
+			return int64(ch.w), false, false, err
+		}
 		c.directWritten(ch.off+int64(ch.w), int64(ch.n-ch.w), false)
 		if c.hookErr != nil {
 			return int64(ch.n), false, false, &Error{Strategy: Direct, Side: SideWrite, Offset: ch.off + int64(ch.n), Err: c.hookErr, final: true}
@@ -908,6 +937,18 @@ func (c directCopy) directTail(ch *chunk, end int64) (moved int64, eof, restart 
 		return int64(ch.n), true, false, nil
 	}
 	return int64(ch.n), false, end < 0 || reached < end, nil
+}
+
+// hashTail hashes bytes [from, to) of the tail chunk ch, in the copier's
+// goroutine, after the whole chunks before it.
+func (c directCopy) hashTail(ch *chunk, from, to int) error {
+	if c.hash == nil {
+		return nil
+	}
+	if err := c.hash.data(ch.off+int64(from), ch.buf[from:to]); err != nil {
+		return &Error{Strategy: Direct, Side: SideRead, Offset: ch.off + int64(from), Err: err, final: true}
+	}
+	return nil
 }
 
 // preallocate gives the destination its blocks for the source's bytes from

@@ -40,9 +40,25 @@ func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 		copiers.Put(c)
 	}()
 	c.dio.src = -1
+	c.hash = newHasher(opts, opts.Start)
+	if c.hash != nil {
+		c.hash.src = c.src
+		if opts.HashSnapshots != nil {
+			opts.HashSnapshots(c.hash.snapshot)
+		}
+	}
 	err := c.run()
 	if derr := c.odirect().directEnd(); derr != nil && err == nil {
 		err = derr
+	}
+	if c.hash != nil {
+		// The hash is complete before the copy returns: the caller's
+		// check that the source did not change covers it.
+		hs, herr := c.hash.finish(err != nil)
+		c.res.Hash, c.res.Hashed = hs, true
+		if err == nil {
+			err = herr
+		}
 	}
 	if cerr := c.checkpointEnd(); err == nil {
 		err = cerr
@@ -90,14 +106,19 @@ type copier struct {
 	buf       []byte
 	zeroBlock []byte
 
-	pipe       [2]int
-	havePipe   bool
-	dstFilePos int64 // the destination's file position (sendfile writes there)
-	dstEnd     int64 // highest destination offset written
-	dstSize    int64 // the size the destination was given before the copy
-	hookErr    error // what the Written hook returned: ends the copy
+	pipe     [2]int
+	havePipe bool
+	// hashPipe is where tee(2) duplicates the pipe's bytes for the hash
+	// (--checksum with splice).
+	hashPipe     [2]int
+	haveHashPipe bool
+	dstFilePos   int64 // the destination's file position (sendfile writes there)
+	dstEnd       int64 // highest destination offset written
+	dstSize      int64 // the size the destination was given before the copy
+	hookErr      error // what the Written hook returned: ends the copy
 
 	ckpt *checkpointer // nil: no checkpoints
+	hash *hasher       // nil: no --checksum
 
 	dio directState
 }
@@ -323,7 +344,12 @@ func (c *copier) buildChain(empty bool) {
 			if share {
 				c.chain = append(c.chain, CopyFileRange)
 			}
-			c.chain = append(c.chain, Sendfile, Splice)
+			if o.Hash == nil || c.srcPos {
+				// (--checksum reads again what sendfile moved, which
+				// a stream cannot give twice.)
+				c.chain = append(c.chain, Sendfile)
+			}
+			c.chain = append(c.chain, Splice)
 		}
 		c.chain = append(c.chain, RW)
 	}
@@ -355,7 +381,7 @@ func (c *copier) copyExtents(off, data, size int64) (int64, error) {
 		if err != nil {
 			return off, &Error{Strategy: c.chain[c.cur], Side: SideRead, Offset: data, Err: syscallErr("lseek", err)}
 		}
-		c.skip(data - off)
+		c.skip(off, data-off)
 		length := hole - data
 		last := hole >= size
 		if last {
@@ -378,7 +404,7 @@ func (c *copier) copyExtents(off, data, size int64) (int64, error) {
 			return off, &Error{Strategy: c.chain[c.cur], Side: SideRead, Offset: off, Err: syscallErr("lseek", err)}
 		}
 	}
-	c.skip(size - off)
+	c.skip(off, size-off)
 	return max(off, size), nil
 }
 
@@ -420,10 +446,13 @@ func (c *copier) probe() error {
 	return ce
 }
 
-// skip accounts for n bytes of hole left unwritten.
-func (c *copier) skip(n int64) {
+// skip accounts for n bytes of hole at off, left unwritten.
+func (c *copier) skip(off, n int64) {
 	if n <= 0 {
 		return
+	}
+	if c.hash != nil {
+		c.hash.hole(off, n)
 	}
 	c.res.Holes += n
 	if c.opts.Progress != nil {
@@ -542,6 +571,10 @@ func (c *copier) runStrategy(s Strategy, off, length int64) (moved int64, eof bo
 			n, err = c.fast().rw(off, req)
 		}
 		if n > 0 {
+			if c.hash != nil && (s == Reflink || s == CopyFileRange || s == Sendfile) {
+				// The kernel moved them: read again for the hash.
+				c.hash.moved(c, off, n)
+			}
 			moved += n
 			off += n
 			if length > 0 {

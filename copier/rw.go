@@ -36,6 +36,11 @@ func (c fastPath) rw(off, n int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if c.hash != nil {
+		if err := c.hash.data(off, b[:m]); err != nil {
+			return 0, &Error{Strategy: RW, Side: SideRead, Offset: off, Err: err, final: true}
+		}
+	}
 	return int64(m), nil
 }
 

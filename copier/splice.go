@@ -17,7 +17,7 @@ var errShortWrite = errors.New("short write")
 // sized with F_SETPIPE_SZ: source -> pipe, then pipe -> destination.
 func (c fastPath) splice(off, n int64) (int64, error) {
 	st := &c.res.Stats[Splice]
-	if c.srcFIFO || c.dstFIFO {
+	if (c.srcFIFO || c.dstFIFO) && c.hash == nil {
 		m, err := retry(&st.Calls, func() (int64, error) {
 			return splice(c.src, c.srcOff(off), c.dst, c.dstOff(off), int(n), spliceFlags)
 		})
@@ -40,6 +40,14 @@ func (c fastPath) splice(off, n int64) (int64, error) {
 	if err != nil {
 		return 0, &Error{Strategy: Splice, Side: SideRead, Offset: off, Err: syscallErr("splice", err)}
 	}
+	teed := int64(-1) // --checksum: bytes of the pipe duplicated for the hash
+	if c.hash != nil && in > 0 {
+		if teed = c.tee(in); teed < in && !c.srcPos {
+			// Not all of a stream's bytes could be duplicated, and
+			// they cannot be read again: through the buffer.
+			return c.spliceThroughBuffer(off, in, teed)
+		}
+	}
 	var out int64
 	for out < in {
 		m, err := retry(&st.Calls, func() (int64, error) {
@@ -49,11 +57,109 @@ func (c fastPath) splice(off, n int64) (int64, error) {
 			err = errShortWrite
 		}
 		if err != nil {
-			return c.spliceOutFailed(off, out, in, syscallErr("splice", err))
+			moved, err := c.spliceOutFailed(off, out, in, syscallErr("splice", err))
+			if herr := c.hashTeed(off, moved, in, teed); herr != nil {
+				return moved, herr
+			}
+			return moved, err
 		}
 		out += m
 	}
 	c.wrote(off, in)
+	if err := c.hashTeed(off, in, in, teed); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// tee duplicates the in bytes in the pipe into the hash's pipe (opened on
+// first use, as large as the copy's), and returns how many it could (-1:
+// none, tee failed). tee(2) shares the pipe's pages: nothing is copied
+// until the hash reads them.
+func (c fastPath) tee(in int64) int64 {
+	st := &c.res.Stats[Splice]
+	if !c.haveHashPipe {
+		var p [2]int
+		if err := retryErr(&st.Calls, func() error { return pipe2(p[:], unix.O_CLOEXEC) }); err != nil {
+			return -1
+		}
+		c.hashPipe, c.haveHashPipe = p, true
+		_, _ = retry(&st.Calls, func() (int, error) { return fcntl(p[1], unix.F_SETPIPE_SZ, pipeBytes) })
+	}
+	t, err := retry(&st.Calls, func() (int64, error) { return tee(c.pipe[0], c.hashPipe[1], int(in), 0) })
+	if err != nil {
+		return -1
+	}
+	return t
+}
+
+// hashTeed hashes the bytes [off, off+moved) that splice moved, of the in
+// bytes that went into the pipe: the first teed of them from the hash's
+// pipe (all of which is read, to empty it), the rest read again from the
+// source.
+func (c fastPath) hashTeed(off, moved, in, teed int64) error {
+	if c.hash == nil || in <= 0 {
+		return nil
+	}
+	teed = max(teed, 0)
+	buf := c.buffer()
+	for done := int64(0); done < teed; {
+		k, err := retry(&c.res.Stats[Splice].Calls, func() (int, error) {
+			return read(c.hashPipe[0], buf[:min(int64(len(buf)), teed-done)])
+		})
+		if err == nil && k == 0 {
+			err = errShortWrite
+		}
+		if err != nil {
+			return &Error{Strategy: Splice, Side: SideRead, Offset: off + done, Err: syscallErr("read", err), final: true}
+		}
+		if h := min(int64(k), moved-done); h > 0 {
+			if err := c.hash.data(off+done, buf[:h]); err != nil {
+				return &Error{Strategy: Splice, Side: SideRead, Offset: off + done, Err: err, final: true}
+			}
+		}
+		c.hash.stats.Tee += int64(k)
+		done += int64(k)
+	}
+	if moved > teed {
+		c.hash.moved(c.copier, off+teed, moved-teed)
+	}
+	return nil
+}
+
+// spliceThroughBuffer writes the in bytes of a stream's that are in the
+// pipe through the buffer, hashing them on the way, after a tee that
+// duplicated only teed of them (those are read and dropped).
+func (c fastPath) spliceThroughBuffer(off, in, teed int64) (int64, error) {
+	st := &c.res.Stats[Splice]
+	buf := c.buffer()
+	for done := int64(0); done < max(teed, 0); {
+		k, err := retry(&st.Calls, func() (int, error) { return read(c.hashPipe[0], buf[:min(int64(len(buf)), teed-done)]) })
+		if err != nil || k == 0 {
+			if err == nil {
+				err = errShortWrite
+			}
+			return 0, &Error{Strategy: Splice, Side: SideRead, Offset: off, Err: syscallErr("read", err), final: true}
+		}
+		done += int64(k)
+	}
+	var out int64
+	for out < in {
+		k, err := retry(&st.Calls, func() (int, error) { return read(c.pipe[0], buf[:min(int64(len(buf)), in-out)]) })
+		if err != nil || k == 0 {
+			if err == nil {
+				err = errShortWrite
+			}
+			return out, &Error{Strategy: Splice, Side: SideRead, Offset: off + out, Err: syscallErr("read", err), final: true}
+		}
+		if err := c.writeAll(st, Splice, buf[:k], off+out); err != nil {
+			return out, err
+		}
+		if err := c.hash.data(off+out, buf[:k]); err != nil {
+			return out, &Error{Strategy: Splice, Side: SideRead, Offset: off + out, Err: err, final: true}
+		}
+		out += int64(k)
+	}
 	return in, nil
 }
 
@@ -105,6 +211,12 @@ func (c fastPath) openPipe() error {
 }
 
 func (c fastPath) closePipe() {
+	if c.haveHashPipe {
+		closeFd(c.hashPipe[0])
+		closeFd(c.hashPipe[1])
+		c.res.Stats[Splice].Calls += 2
+		c.haveHashPipe = false
+	}
 	if !c.havePipe {
 		return
 	}

@@ -10,6 +10,7 @@ package copier
 
 import (
 	"fmt"
+	"hash"
 	"sync/atomic"
 	"time"
 
@@ -162,6 +163,19 @@ type Options struct {
 	// every call: a signal handler reads it to record a last checkpoint.
 	Reached *atomic.Int64
 
+	// Hash, when set (--checksum), is given every byte of the source
+	// from Start on, once and in order, in the same pass as the copy
+	// (hash.go); its state must cover [0, Start) already. The copy
+	// returns once it is complete. Result.Hash says what it cost.
+	Hash hash.Hash
+	// HashSnapshotEvery, when > 0, makes the hash keep its state at the
+	// latest multiple of it that it passed; HashSnapshots, when set, is
+	// given at the start of the copy a function that returns that state
+	// (Off -1 when there is none yet), safe to call from any goroutine,
+	// during the copy and after it: --resume's checkpoints record it.
+	HashSnapshotEvery int64
+	HashSnapshots     func(latest func() HashState)
+
 	now func() time.Time // the checkpoints' clock, for tests
 }
 
@@ -226,6 +240,9 @@ type Result struct {
 	Checkpoints int
 	Checkpoint  int64
 	Direct      DirectInfo
+	// Hashed says Options.Hash was given the bytes; Hash what it cost.
+	Hashed bool
+	Hash   HashStats
 }
 
 // Syscalls is the total number of system calls the copy made.

@@ -19,6 +19,7 @@ var (
 		m, err := unix.Splice(rfd, roff, wfd, woff, n, flags)
 		return int64(m), err
 	}
+	tee       = func(rfd, wfd, n, flags int) (int64, error) { return unix.Tee(rfd, wfd, n, flags) }
 	pread     = unix.Pread
 	pwrite    = unix.Pwrite
 	read      = unix.Read

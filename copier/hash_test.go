@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+
+package copier
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"fastcp/checksum"
+
+	"golang.org/x/sys/unix"
+)
+
+func sum256(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
+}
+
+// wantDigest checks that the copy's hash is the SHA-256 of want, and
+// that it was given every byte once.
+func wantDigest(t *testing.T, h hash.Hash, res Result, want []byte) {
+	t.Helper()
+	if got := h.Sum(nil); !bytes.Equal(got, sum256(want)) {
+		t.Fatalf("digest %x, want %x (sha256 of the %d bytes copied)", got, sum256(want), len(want))
+	}
+	if !res.Hashed || res.Hash.Bytes != int64(len(want)) {
+		t.Errorf("hashed %v, %d bytes; want %d", res.Hashed, res.Hash.Bytes, len(want))
+	}
+}
+
+// Every strategy gives the same digest, the source's, whatever the size:
+// the buffers of rw, splice and direct hashed, the bytes of
+// copy_file_range and sendfile read again.
+func TestHashEveryStrategy(t *testing.T) {
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
+		for _, n := range []int{0, 1, 4096, 1<<20 + 1, 5<<20 + 17} {
+			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
+				data := randomBytes(t, n)
+				dst, src := pair(t, data)
+				h := sha256.New()
+				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10, Hash: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), data)
+				wantDigest(t, h, res, data)
+				switch res.Strategy {
+				case CopyFileRange, Sendfile:
+					if res.Hash.Reread != int64(n) {
+						t.Errorf("%v: %d bytes read again, want %d", res.Strategy, res.Hash.Reread, n)
+					}
+				case Splice:
+					if res.Hash.Tee != int64(n) || res.Hash.Reread != 0 {
+						t.Errorf("splice: %d bytes from tee, %d read again; want %d and 0", res.Hash.Tee, res.Hash.Reread, n)
+					}
+				default:
+					if res.Hash.Reread != 0 {
+						t.Errorf("%v read %d bytes again: its own buffers hold them", res.Strategy, res.Hash.Reread)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A sparse source's holes are hashed as zeros, not read, with the data
+// between them, by every strategy.
+func TestHashSparse(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "src")
+	const size = 24 << 20
+	makeSparse(t, path, size, map[int64][]byte{0: randomBytes(t, 1<<20), 9 << 20: randomBytes(t, 12345), 20 << 20: randomBytes(t, 4096)})
+	want, _ := os.ReadFile(path)
+	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
+		t.Run(s.String(), func(t *testing.T) {
+			src, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			dst, err := os.Create(filepath.Join(dir, "dst-"+s.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			h := sha256.New()
+			res, err := Copy(dst, src, Options{Strategy: s, Hash: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), want)
+			wantDigest(t, h, res, want)
+			if res.Hash.Zeros < 10<<20 || res.Hash.Zeros != res.Holes {
+				t.Errorf("%d bytes hashed as zeros, %d of holes: the holes were read", res.Hash.Zeros, res.Holes)
+			}
+		})
+	}
+}
+
+// A stream's bytes cannot be read again: splice duplicates its pipe for
+// the hash (tee), rw hashes its buffer, and auto leaves sendfile out.
+func TestHashStreams(t *testing.T) {
+	data := randomBytes(t, 3<<20+5)
+	for _, s := range []Strategy{Auto, Splice, RW} {
+		for _, short := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/short-tee=%v", s, short), func(t *testing.T) {
+				if short {
+					// tee duplicates only part of the pipe: the rest
+					// goes through the buffer, hashed there.
+					inject(t, &tee, func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 1000), fl) })
+				}
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				go func() { w.Write(data); w.Close() }()
+				dst, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer dst.Close()
+				h := sha256.New()
+				res, err := Copy(dst, r, Options{Strategy: s, Hash: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, contents(t, dst), data)
+				wantDigest(t, h, res, data)
+				if res.Hash.Reread != 0 || res.StatOf(Sendfile).Calls != 0 {
+					t.Errorf("a stream read again (%d bytes) or given to sendfile (%d calls)", res.Hash.Reread, res.StatOf(Sendfile).Calls)
+				}
+			})
+		}
+	}
+}
+
+// tee refused, or short, on a regular source: what it did not duplicate
+// is read again from the source.
+func TestHashSpliceTeeFails(t *testing.T) {
+	data := randomBytes(t, 3<<20+5)
+	for name, fn := range map[string]func(r, w, n, fl int) (int64, error){
+		"refused": func(int, int, int, int) (int64, error) { return 0, unix.EINVAL },
+		"short":   func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 4096), fl) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			inject(t, &tee, fn)
+			dst, src := pair(t, data)
+			h := sha256.New()
+			res, err := Copy(dst, src, Options{Strategy: Splice, Hash: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), data)
+			wantDigest(t, h, res, data)
+			if res.Hash.Reread == 0 {
+				t.Error("nothing read again")
+			}
+		})
+	}
+}
+
+// A strategy refused part-way hands over at the exact offset: the bytes
+// the kernel moved before are read again, the next strategy's hashed from
+// its buffer, in order.
+func TestHashAcrossFallbacks(t *testing.T) {
+	data := randomBytes(t, 9<<20+3)
+	dst, src := pair(t, data)
+	inject(t, &copyFileRange, cfrFailAfter(3<<20, 1<<20, unix.EXDEV))
+	inject(t, &sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
+	h := sha256.New()
+	res, err := Copy(dst, src, Options{Hash: h, BufferSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	wantDigest(t, h, res, data)
+	if res.Hash.Reread != 3<<20 {
+		t.Errorf("%d bytes read again, want the 3 MiB copy_file_range moved", res.Hash.Reread)
+	}
+}
+
+// A resumed copy's hash starts from the state given: the digest is the
+// whole file's.
+func TestHashStartsAtStart(t *testing.T) {
+	data := randomBytes(t, 6<<20+11)
+	for _, s := range []Strategy{CopyFileRange, RW, Direct} {
+		t.Run(s.String(), func(t *testing.T) {
+			dst, src, want := prefilled(t, data, 2<<20)
+			h := sha256.New()
+			h.Write(data[:2<<20])
+			res, err := Copy(dst, src, Options{Strategy: s, Start: 2 << 20, Hash: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, contents(t, dst), want)
+			if got := h.Sum(nil); !bytes.Equal(got, sum256(data)) {
+				t.Fatalf("digest %x, want the whole file's", got)
+			}
+			if res.Hash.Bytes != int64(len(data)-2<<20) {
+				t.Errorf("hashed %d bytes, want those after the start", res.Hash.Bytes)
+			}
+		})
+	}
+}
+
+// A source that shrinks between the kernel's copy and the read for the
+// hash fails the copy: the digest would not be of what was copied.
+func TestHashSourceShrinks(t *testing.T) {
+	data := randomBytes(t, 6<<20)
+	dst, src := pair(t, data)
+	var once atomic.Bool
+	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		m, err := realCopyFileRange(rfd, roff, wfd, woff, n, flags)
+		if once.CompareAndSwap(false, true) {
+			unix.Ftruncate(rfd, 0) // fails: read-only descriptor
+			os.Truncate(src.Name(), 1<<20)
+		}
+		return m, err
+	})
+	_, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New()})
+	if !errors.Is(err, ErrHashShort) {
+		t.Fatalf("error %v, want ErrHashShort", err)
+	}
+}
+
+// slowHash hashes as sha256 but waits before each write: the direct
+// pipeline's buffers stay with the hash a while.
+type slowHash struct {
+	hash.Hash
+	delay time.Duration
+}
+
+func (s *slowHash) Write(b []byte) (int, error) {
+	time.Sleep(s.delay)
+	return s.Hash.Write(b)
+}
+
+// The direct pipeline gives the buffers of whole chunks to the hash and
+// takes them back once hashed; a hash slower than the copy only slows it.
+func TestHashDirectSlowHash(t *testing.T) {
+	data := randomBytes(t, 40<<20+4097)
+	dst, src := pair(t, data)
+	h := &slowHash{Hash: sha256.New(), delay: 2 * time.Millisecond}
+	res, err := Copy(dst, src, Options{Strategy: Direct, Hash: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, contents(t, dst), data)
+	wantDigest(t, h.Hash, res, data)
+}
+
+// A copy that fails ends its hash and gives back every buffer: the
+// pipeline's end does not wait forever, and a read error while the bytes
+// are read again ends the copy.
+func TestHashEndsWithAFailedCopy(t *testing.T) {
+	data := randomBytes(t, 20<<20)
+	t.Run("direct", func(t *testing.T) {
+		dst, src := pair(t, data)
+		var writes atomic.Int32
+		inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+			if writes.Add(1) == 5 {
+				return 0, unix.EIO
+			}
+			return realPwrite(fd, b, off)
+		})
+		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
+		_, err := Copy(dst, src, Options{Strategy: Direct, Hash: h})
+		if !errors.Is(err, unix.EIO) {
+			t.Fatalf("error %v, want EIO", err)
+		}
+	})
+	t.Run("read again", func(t *testing.T) {
+		dst, src := pair(t, data)
+		inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+			if off >= 8<<20 {
+				return 0, unix.EIO
+			}
+			return realPread(fd, b, off)
+		})
+		_, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New()})
+		if !errors.Is(err, unix.EIO) {
+			t.Fatalf("error %v, want EIO", err)
+		}
+	})
+}
+
+// With snapshots, the hash keeps its state at the latest multiple passed:
+// taken up again there, it ends at the whole file's digest.
+func TestHashSnapshots(t *testing.T) {
+	data := randomBytes(t, 5<<20+100)
+	for _, s := range []Strategy{CopyFileRange, RW, Direct} {
+		t.Run(s.String(), func(t *testing.T) {
+			dst, src := pair(t, data)
+			h := sha256.New()
+			var latest func() HashState
+			o := Options{Strategy: s, Hash: h, HashSnapshotEvery: 1 << 20, HashSnapshots: func(f func() HashState) { latest = f }}
+			if _, err := Copy(dst, src, o); err != nil {
+				t.Fatal(err)
+			}
+			snap := latest()
+			if snap.Off != 5<<20 {
+				t.Fatalf("snapshot at %d, want %d", snap.Off, 5<<20)
+			}
+			r, err := checksum.Resume(checksum.SHA256, snap.State, snap.Off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(r, bytes.NewReader(data[snap.Off:]))
+			if !bytes.Equal(r.Sum(nil), sum256(data)) {
+				t.Error("the snapshot does not lead to the file's digest")
+			}
+		})
+	}
+}
