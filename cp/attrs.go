@@ -36,7 +36,11 @@ type target struct {
 // (st, and its xattrs read from srcFd, or srcPath when srcFd < 0), to t.
 // name is DEST as the user wrote it, for messages.
 func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name string) error {
-	p := a.opts.Preserve
+	return a.preserveSome(a.opts.Preserve, t, st, srcFd, srcPath, name)
+}
+
+// preserveSome is preserve for the attributes p names.
+func (a *app) preserveSome(p flags.Preserve, t target, st *unix.Stat_t, srcFd int, srcPath, name string) error {
 	mode := st.Mode & 0o7777
 	if p.Ownership {
 		err := t.chown(int(st.Uid), int(st.Gid))
@@ -49,7 +53,7 @@ func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name strin
 			err = nil
 		}
 		if err != nil {
-			return output.Wordedf("failed to preserve ownership for %s: %s", quote(name), errText(err))
+			return output.WordedErr(err, "failed to preserve ownership for %s: %s", quote(name), errText(err))
 		}
 	}
 	if p.Mode && !t.link {
@@ -65,7 +69,7 @@ func (a *app) preserve(t target, st *unix.Stat_t, srcFd int, srcPath, name strin
 	if p.Timestamps {
 		ts := [2]unix.Timespec{{Sec: st.Atim.Sec, Nsec: st.Atim.Nsec}, {Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec}}
 		if err := t.utimes(&ts); err != nil {
-			return output.Wordedf("preserving times for %s: %s", quote(name), errText(err))
+			return output.WordedErr(err, "preserving times for %s: %s", quote(name), errText(err))
 		}
 	}
 	return nil

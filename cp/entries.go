@@ -28,11 +28,28 @@ func (j *job) copySymlink() {
 		}
 		return
 	}
-	j.makeEntry(newEntry{what: "cannot create symbolic link", update: j.a.opts.Update == flags.UpdateOlder,
+	n := newEntry{what: "cannot create symbolic link", update: j.a.opts.Update == flags.UpdateOlder,
 		create: func(ent durability.Entry) error {
 			return unix.Symlinkat(link, ent.Dir, ent.Name)
-		},
-		finish: j.preserveEntry(p.src.At(e.name), true)})
+		}}
+	if o := j.a.opts.Preserve; o.Any() {
+		// The link stays whatever its attributes do (preserveLink).
+		ownTimes := true
+		n.create = func(ent durability.Entry) error {
+			if o.Ownership || o.Timestamps {
+				var err error
+				if ownTimes, err = j.ownTimesOfLinks(ent); err != nil {
+					return err
+				}
+			}
+			return unix.Symlinkat(link, ent.Dir, ent.Name)
+		}
+		n.finish = func(ent durability.Entry) error {
+			j.preserveLink(ent, p.src.At(e.name), ownTimes)
+			return nil
+		}
+	}
+	j.makeEntry(n)
 }
 
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
@@ -51,7 +68,7 @@ func (j *job) copySpecial() {
 			// mknod applies the umask, as creating a file does.
 			return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))
 		},
-		finish: j.preserveEntry(j.p.src.At(j.e.name), false)})
+		finish: j.preserveEntry(j.p.src.At(j.e.name))})
 }
 
 // makeHardLink links DEST to the copy already made of the same source inode.
@@ -124,16 +141,16 @@ func (j *job) makeEntry(n newEntry) {
 	}
 }
 
-// preserveEntry is Replace's finish for a new symbolic link or special
+// preserveEntry is Replace's finish for a new special
 // file: the attributes -p/--preserve ask for (from the source at srcPath),
 // or nothing.
-func (j *job) preserveEntry(srcPath string, link bool) func(durability.Entry) error {
+func (j *job) preserveEntry(srcPath string) func(durability.Entry) error {
 	if !j.a.opts.Preserve.Any() {
 		return nil
 	}
 	st, dst := &j.e.st, j.dst
 	return func(e durability.Entry) error {
-		return j.a.preserve(target{fd: -1, path: procPath(e.Dir, e.Name), link: link}, st, -1, srcPath, dst)
+		return j.a.preserve(target{fd: -1, path: procPath(e.Dir, e.Name)}, st, -1, srcPath, dst)
 	}
 }
 

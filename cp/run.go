@@ -47,6 +47,8 @@ type app struct {
 
 	noCkptOnce sync.Once // the warning that --resume cannot record checkpoints
 
+	linkAttrs linkAttrs // where a symbolic link's own owner and times can be set
+
 	bufferSize int // --buffer-size, bounded by maxBufferTotal across -j
 
 	parentDirs []parentDone     // --parents: the directories above each SOURCE

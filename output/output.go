@@ -137,13 +137,24 @@ func (o *Output) InterruptedInPlace(dest string) {
 // ErrText is the C library's text for err's errno, or err's own text.
 var ErrText = copier.ErrText
 
-// Worded is an error whose text is a complete message.
-type Worded struct{ Msg string }
+// Worded is an error whose text is a complete message; Err (if not nil)
+// is the system's error it words, for errors.Is.
+type Worded struct {
+	Msg string
+	Err error
+}
 
 func (e *Worded) Error() string { return e.Msg }
 
+func (e *Worded) Unwrap() error { return e.Err }
+
 // Wordedf is a Worded error.
-func Wordedf(format string, a ...any) error { return &Worded{fmt.Sprintf(format, a...)} }
+func Wordedf(format string, a ...any) error { return &Worded{Msg: fmt.Sprintf(format, a...)} }
+
+// WordedErr is a Worded error that words err.
+func WordedErr(err error, format string, a ...any) error {
+	return &Worded{Msg: fmt.Sprintf(format, a...), Err: err}
+}
 
 // SourceChanged is a source that changed while it was copied; What says how.
 type SourceChanged struct{ What string }

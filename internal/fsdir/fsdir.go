@@ -266,6 +266,21 @@ func (d *Dir) Pseudo() bool {
 	return d.isPseudo
 }
 
+// RemoteFS reports whether the filesystem of magic number fsType is a
+// FUSE or network filesystem, whose calls go to a daemon or a server that
+// may not do what a local filesystem does (sshfs's server follows a
+// symbolic link given an owner or times; a directory's fsync may not reach
+// the server's disk).
+func RemoteFS(fsType int64) bool {
+	switch fsType {
+	case unix.FUSE_SUPER_MAGIC, unix.NFS_SUPER_MAGIC, unix.SMB_SUPER_MAGIC, unix.SMB2_SUPER_MAGIC,
+		unix.CIFS_SUPER_MAGIC, unix.V9FS_MAGIC, unix.CEPH_SUPER_MAGIC, unix.AFS_SUPER_MAGIC,
+		unix.AFS_FS_MAGIC, unix.CODA_SUPER_MAGIC:
+		return true
+	}
+	return false
+}
+
 // PseudoFS reports whether the filesystem of magic number fsType has files
 // whose sizes and times say nothing about their contents. (A switch, not a
 // map: nothing to build at every start.)

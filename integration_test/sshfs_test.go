@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+
+package integration_test
+
+// On a real network mount: sshfs over an sshd of the test's own, bound to
+// 127.0.0.1. Such a mount has no O_TMPFILE and no user xattrs, sets a
+// symbolic link's owner and times on the file it points to (the SFTP
+// server follows the link), and every metadata call is a round trip.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"fastcp/integration_test/fsfixture"
+
+	"golang.org/x/sys/unix"
+)
+
+// sshfsMount mounts a directory of the test's own with sshfs (fsfixture's
+// MountSSHFS), unmounted when the test ends. Without root, the right to
+// mount, /dev/fuse, sshd, ssh or sshfs the test is skipped, saying which,
+// except under CI=true.
+func sshfsMount(t testing.TB) *fsfixture.SSHFS {
+	t.Helper()
+	needMount(t)
+	skipUnless(t, fsfixture.SSHFSMissing())
+	m, err := fsfixture.MountSSHFS(t.TempDir())
+	if err != nil {
+		t.Fatalf("mounting sshfs: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			t.Errorf("unmounting sshfs: %v", err)
+		}
+	})
+	return m
+}
+
+// linkTree makes under dir a tree whose links are hard to copy onto a
+// mount that follows links: one made before its target (its name sorts
+// first), a dangling one, an absolute one, one leading out of the copy to
+// outside (a file that exists where the copy lands), one in a
+// subdirectory, and n more pairs of a file and a link to it, the link's
+// name first. Each link is owned by uid 4321 and has its own mtime; each
+// file has another.
+func linkTree(t *testing.T, dir, outside string, n int) {
+	t.Helper()
+	mustMkdir(t, join(dir, "sub"))
+	for i := range n {
+		mustMkdir(t, join(dir, fmt.Sprintf("d%02d", i%6)))
+	}
+	files := map[string]string{"zzz-target": "target\n"}
+	links := map[string]string{
+		"aaa-link":  "zzz-target",
+		"dangling":  "no-such-file",
+		"absolute":  "/nonexistent/fastcp-test",
+		"outside":   "../" + outside,
+		"sub/up":    "../zzz-target",
+		"sub/outer": "../../" + outside,
+	}
+	for i := range n {
+		d := fmt.Sprintf("d%02d", i%6)
+		files[fmt.Sprintf("%s/z%03d", d, i)] = fmt.Sprintf("file %d\n", i)
+		links[fmt.Sprintf("%s/a%03d", d, i)] = fmt.Sprintf("z%03d", i)
+	}
+	fileTime := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	linkTime := time.Date(2011, 11, 11, 0, 0, 0, 0, time.UTC)
+	for name, data := range files {
+		writeFile(t, join(dir, name), []byte(data), 0o644)
+		if err := os.Chtimes(join(dir, name), fileTime, fileTime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range links {
+		p := join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		tv := []unix.Timespec{unix.NsecToTimespec(linkTime.UnixNano()), unix.NsecToTimespec(linkTime.UnixNano())}
+		if err := lutimes(p, tv); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lutimes sets a symbolic link's own times.
+func lutimes(path string, ts []unix.Timespec) error {
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// treeEntries describes each entry under root a tree's entry is, for comparing trees: a link's
+// target, a file's bytes, mode, owner and mtime, a directory's mode.
+func treeEntries(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		st := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link -> " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("file %q %v %d:%d %s", b, fi.Mode(), st.Uid, st.Gid, fi.ModTime().UTC().Format(time.RFC3339Nano))
+		case fi.IsDir() && rel != ".":
+			out[rel] = fmt.Sprintf("dir %v", fi.Mode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diffTrees describes how two treeEntries differ ("" when they do not).
+func diffTrees(want, got map[string]string) string {
+	var d []string
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			d = append(d, fmt.Sprintf("%s: missing (want %s)", k, w))
+		} else if g != w {
+			d = append(d, fmt.Sprintf("%s: %s, want %s", k, g, w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			d = append(d, fmt.Sprintf("%s: unexpected %s", k, g))
+		}
+	}
+	slices.Sort(d)
+	return strings.Join(d, "\n")
+}
+
+// linkAttrsWarningRE is the warning that links keep the owner and times
+// they were made with on a filesystem that would set them on the files the
+// links point to.
+var linkAttrsWarningRE = regexp.MustCompile(`^fastcp: warning: cannot preserve the ownership and times of symbolic links on the filesystem of '[^']*': it would set them on the files the links point to\n$`)
+
+// -a of a tree of links onto sshfs, also with -j 4: every link arrives with
+// its target as cp -a makes it (none lost, whatever its target), no file's
+// owner or times are changed through a link (neither in the copy nor the
+// file outside it a link leads to), and the run ends with exit 0 and at
+// most one warning: the mount cannot give a link its own owner and times.
+func TestSSHFSLinks(t *testing.T) {
+	m := sshfsMount(t)
+	src := join(t.TempDir(), "tree")
+	mustMkdir(t, src)
+	linkTree(t, src, "outside-file", 60)
+	outside := join(m.Remote, "outside-file")
+	want := treeEntries(t, src)
+	for _, tc := range []struct{ name, tool string }{{"j1", setup.Bin}, {"j4", setup.Bin}, {"cp", ccGNUcp}} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(outside)
+			writeFile(t, outside, []byte("outside\n"), 0o600)
+			before := statT(t, outside)
+			args := []string{"-a"}
+			if tc.name == "j4" {
+				args = append(args, "-j", "4")
+			}
+			cmd := exec.Command(tc.tool, append(args, src, join(m.Dir, tc.name))...)
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			r := runCmd(t, cmd)
+			got := treeEntries(t, join(m.Remote, tc.name))
+			if tc.name == "cp" {
+				// cp sets a link's owner and times on its target through
+				// this mount: only its links are compared.
+				for k, v := range want {
+					if strings.HasPrefix(v, "link") && got[k] != v {
+						t.Errorf("cp -a: %s is %q, want %q", k, got[k], v)
+					}
+				}
+				return
+			}
+			if d := diffTrees(want, got); d != "" {
+				t.Errorf("the copy differs from the source:\n%s", d)
+			}
+			if r.code != 0 || r.stdout != "" || !linkAttrsWarningRE.MatchString(r.stderr) {
+				t.Errorf("exit %d, %d lines on stderr, first %q; want exit 0 and the one warning", r.code, strings.Count(r.stderr, "\n"), firstLine([]byte(r.stderr)))
+			}
+			after := statT(t, outside)
+			if after.Uid != before.Uid || after.Mtim != before.Mtim {
+				t.Errorf("the file outside the copy a link leads to changed: uid %d, mtime %v; was %d, %v", after.Uid, after.Mtim, before.Uid, before.Mtim)
+			}
+		})
+	}
+}
+
+// A link's owner that cannot be set never costs the link: refused
+// (EOPNOTSUPP, ENOENT, EPERM), it is a warning and exit 0; failed (EIO),
+// an error and exit 1. Either way the link is there, with its target.
+func TestLinkKeptWhenItsOwnerFails(t *testing.T) {
+	needRoot(t)
+	strace := durStrace(t)
+	dir := t.TempDir()
+	mustMkdir(t, join(dir, "src"))
+	if err := os.Symlink("nowhere", join(dir, "src", "l")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		errno, text string
+		code        int
+		kind        string
+	}{
+		{"EOPNOTSUPP", "Operation not supported", 0, "warning: "},
+		{"ENOENT", "No such file or directory", 0, "warning: "},
+		{"EPERM", "Operation not permitted", 0, "warning: "},
+		{"EIO", "Input/output error", 1, ""},
+	} {
+		t.Run(tc.errno, func(t *testing.T) {
+			dst := "dst-" + tc.errno
+			// A link is given its owner with lchown (fchownat where the
+			// kernel has no lchown); files and directories with fchown.
+			cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=?lchown,?fchownat",
+				"-e", "inject=?lchown,?fchownat:error="+tc.errno, setup.Bin, "-a", "src", dst)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			r := runCmd(t, cmd)
+			want := fmt.Sprintf("fastcp: %sfailed to preserve ownership for '%s/l': %s\n", tc.kind, dst, tc.text)
+			if r.code != tc.code || r.stderr != want {
+				t.Errorf("%v, want exit %d and stderr %q", r, tc.code, want)
+			}
+			if target, err := os.Readlink(join(dir, dst, "l")); err != nil || target != "nowhere" {
+				t.Errorf("the link: %q, %v; want it made, to 'nowhere'", target, err)
+			}
+			assertNoTemps(t, join(dir, dst))
+		})
+	}
+}
