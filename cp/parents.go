@@ -12,6 +12,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/fsdir"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,17 +88,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	st, err := in.Stat(base, true)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		d, err := in.OpenDir(base, true)
-		if err != nil {
-			r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
-			return nil, false
-		}
-		if a.opts.Preserve.Any() {
-			d.Hold()
-			in.Hold()
-			a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in})
-		}
-		return d, true
+		return a.parentThere(r, srcDir, in, base, dstDir, sst, true)
 	case err == nil:
 		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
 		return nil, false
@@ -105,9 +96,16 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
 		return nil, false
 	}
-	if err := in.Mkdir(base); err != nil {
+	made, err := in.Mkdir(base)
+	if err != nil {
 		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
 		return nil, false
+	}
+	if !made {
+		// Made by another process since the look above (parallel
+		// copies with --parents): taken as one that was there, opened
+		// without following (fsdir.Mkdir).
+		return a.parentThere(r, srcDir, in, base, dstDir, sst, false)
 	}
 	d, err := in.OpenDir(base, false)
 	if err != nil {
@@ -120,6 +118,28 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
 	if a.opts.Verbose {
 		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
+	}
+	return d, true
+}
+
+// parentThere opens a directory of --parents that exists, base in the
+// directory in, following a symbolic link to one when follow (as cp's
+// stat does); without follow it is one another process made meanwhile,
+// and a symbolic link or a file there is refused as mkdir's EEXIST.
+func (a *app) parentThere(r *record, srcDir string, in *dir, base, dstDir string, sst unix.Stat_t, follow bool) (*dir, bool) {
+	d, err := in.OpenDir(base, follow)
+	switch {
+	case err != nil && !follow:
+		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(fsdir.Raced(err))))
+		return nil, false
+	case err != nil:
+		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+		return nil, false
+	}
+	if a.opts.Preserve.Any() {
+		d.Hold()
+		in.Hold()
+		a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in})
 	}
 	return d, true
 }

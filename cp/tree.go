@@ -257,7 +257,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
 	dst0, err := p.dst.Stat(name, false)
-	follow := false
+	follow, raced := false, false
 	if err == nil && isSymlink(&dst0) && a.opts.KeepDirSymlink {
 		// --keep-directory-symlink: a symlink to a directory is followed.
 		if t, terr := p.dst.Stat(name, true); terr == nil && isDir(&t) {
@@ -275,9 +275,17 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		// Owner-writable while its entries are copied; the final mode
 		// comes at the end (a read-only source directory stays
 		// copyable).
-		if err := p.dst.Mkdir(name); err != nil {
+		made, err := p.dst.Mkdir(name)
+		if err != nil {
 			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
 			return false
+		}
+		if !made {
+			// Made by another process since the look above: merged
+			// into as one that was there, once the open below proves
+			// it a directory (fsdir.Mkdir).
+			raced = true
+			break
 		}
 		d.created, d.made = true, true
 		p.dirSync.Added()
@@ -288,9 +296,18 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return false
 	}
-	dd, _, err := p.dst.OpenReadable(name, follow)
-	if err != nil {
+	dd, dst1, err := p.dst.OpenReadable(name, follow)
+	switch {
+	case err != nil && raced:
+		r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(fsdir.Raced(err))))
+		return false
+	case err != nil:
 		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dst), errText(err)))
+		return false
+	case !d.made && idOf(&dst1) == idOf(&d.e.st):
+		// The look above was at another entry than the one opened.
+		dd.Release()
+		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
 		return false
 	}
 	d.dst = dd

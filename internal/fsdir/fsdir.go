@@ -201,12 +201,35 @@ func (d *Dir) Stat(name string, follow bool) (unix.Stat_t, error) {
 	return st, err
 }
 
-// Mkdir creates the directory name in d, mode 0700.
-func (d *Dir) Mkdir(name string) error {
+// Mkdir creates the directory name in d, mode 0700, and reports whether
+// it made it. made is false, with no error, when name exists (EEXIST):
+// another process made it after the caller looked, as parallel copies into
+// one tree do, and taking it is what the caller was asked for. The caller
+// then takes it as a directory that was there, but only through an open
+// that proves it one: relative to d with O_NOFOLLOW|O_DIRECTORY (OpenDir or
+// OpenReadable, follow false), never a look at the name first. Raced words
+// that open's failure.
+func (d *Dir) Mkdir(name string) (made bool, err error) {
 	if d.err != nil {
-		return d.err
+		return false, d.err
 	}
-	return sysx.IgnoringEINTR(func() error { return unix.Mkdirat(d.fd, name, 0o700) })
+	err = sysx.IgnoringEINTR(func() error { return unix.Mkdirat(d.fd, name, 0o700) })
+	if err == unix.EEXIST {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Raced is the error of the open of a name that Mkdir found taken: a
+// symbolic link or any other non-directory there (the open's ELOOP or
+// ENOTDIR; planted by another user in a shared directory, say) is refused
+// as the EEXIST of the mkdir, nothing opened or written through it. Other
+// errors are the open's.
+func Raced(openErr error) error {
+	if openErr == unix.ENOTDIR || openErr == unix.ELOOP {
+		return unix.EEXIST
+	}
+	return openErr
 }
 
 // Names lists d's entries, in no particular order.

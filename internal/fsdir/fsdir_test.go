@@ -71,8 +71,8 @@ func TestCallsFollowTheDescriptor(t *testing.T) {
 	defer d.Release()
 	os.Rename(held, moved)
 	os.Mkdir(held, 0o755)
-	if err := d.Mkdir("sub"); err != nil {
-		t.Fatal(err)
+	if made, err := d.Mkdir("sub"); err != nil || !made {
+		t.Fatal(made, err)
 	}
 	if fi, err := os.Stat(filepath.Join(moved, "sub")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700&^umask() {
 		t.Fatalf("sub in the held directory: %v %v", fi, err)
@@ -135,7 +135,7 @@ func TestOPath(t *testing.T) {
 	if !d.OPath() {
 		t.Fatal("not O_PATH")
 	}
-	if err := d.Mkdir("x"); err != nil {
+	if _, err := d.Mkdir("x"); err != nil {
 		t.Errorf("Mkdir in an O_PATH directory: %v", err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "x")); err != nil || !st.IsDir() {
@@ -181,4 +181,41 @@ func umask() os.FileMode {
 	m := unix.Umask(0)
 	unix.Umask(m)
 	return os.FileMode(m)
+}
+
+// Mkdir of a name that exists reports made false without an error; the
+// open that takes it (no symlink followed) fails on a symbolic link and a
+// file, and Raced words that failure as the mkdir's EEXIST.
+func TestMkdirOfANameTaken(t *testing.T) {
+	root := t.TempDir()
+	d, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	os.Mkdir(filepath.Join(root, "dir"), 0o755)
+	os.Symlink("dir", filepath.Join(root, "link"))
+	os.WriteFile(filepath.Join(root, "file"), nil, 0o644)
+	for _, tc := range []struct {
+		name string
+		want error
+	}{{"dir", nil}, {"link", unix.EEXIST}, {"file", unix.EEXIST}} {
+		made, err := d.Mkdir(tc.name)
+		if made || err != nil {
+			t.Errorf("Mkdir(%s): %v, %v; want it taken, not made", tc.name, made, err)
+		}
+		sub, err := d.OpenDir(tc.name, false)
+		if err == nil {
+			sub.Release()
+		}
+		if got := Raced(err); got != tc.want {
+			t.Errorf("%s: the open of the name taken: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if made, err := d.Mkdir("new"); !made || err != nil {
+		t.Errorf("Mkdir(new): %v, %v", made, err)
+	}
+	if made, err := d.Mkdir("none/new"); made || err != unix.ENOENT {
+		t.Errorf("Mkdir(none/new): %v, %v; want ENOENT", made, err)
+	}
 }
