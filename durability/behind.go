@@ -7,8 +7,6 @@ import (
 	"hash/crc32"
 	"runtime"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // sourceSums checksums the source behind the copy for --verify, when the
@@ -20,17 +18,17 @@ import (
 // written (Written), so it reads cached pages instead of competing with the
 // copy for the device; at Commit it reads whatever is left to the end.
 type sourceSums struct {
-	src     sysx.Descriptor
-	nocache bool
-	mark    atomic.Int64 // the end of what the copy wrote so far
-	final   atomic.Bool  // Commit: read to the end without waiting
-	stop    atomic.Bool  // Abort: give up
-	wake    chan struct{}
-	done    chan sums
+	src   sysx.Descriptor
+	cache *sourceCache // --nocache: drops what the copy brought in; nil: nothing
+	mark  atomic.Int64 // the end of what the copy wrote so far
+	final atomic.Bool  // Commit: read to the end without waiting
+	stop  atomic.Bool  // Abort: give up
+	wake  chan struct{}
+	done  chan sums
 }
 
-func startSourceSums(src sysx.Descriptor, nocache bool) *sourceSums {
-	s := &sourceSums{src: src, nocache: nocache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
+func startSourceSums(src sysx.Descriptor, cache *sourceCache) *sourceSums {
+	s := &sourceSums{src: src, cache: cache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
 	go s.run()
 	return s
 }
@@ -106,9 +104,7 @@ func (s *sourceSums) run() {
 		}
 		if n > 0 {
 			r.crcs = append(r.crcs, crc32.Checksum(buf[:n], castagnoli()))
-			if s.nocache {
-				fadvise(fd, r.size, int64(n), unix.FADV_DONTNEED)
-			}
+			s.cache.drop(r.size, int64(n))
 			r.size += int64(n)
 		}
 		if n < verifyChunk {

@@ -151,6 +151,9 @@ type Destination struct {
 	stats Stats
 	// srcSums checksums Options.Source behind the copy for --verify.
 	srcSums *sourceSums
+	// srcCache is what --nocache may drop of Options.Source: what the
+	// copy brings into the page cache (nil without both).
+	srcCache *sourceCache
 	// keeper, with --resume, records checkpoints (resume.go).
 	keeper *keeper
 }
@@ -294,11 +297,15 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 		d.ftype = st.Mode & unix.S_IFMT
 		d.Stat = st
 	}
+	if o.NoCache && o.Source != nil {
+		// Before the copy reads anything.
+		d.srcCache = newSourceCache(o.Source)
+	}
 	d.wb.init(d, o)
 	if o.Verify && o.Source != nil && d.syncable() {
 		var sst unix.Stat_t
 		if err := unix.Fstat(int(o.Source.Fd()), &sst); err == nil && sst.Mode&unix.S_IFMT == unix.S_IFREG {
-			d.srcSums = startSourceSums(o.Source, o.NoCache)
+			d.srcSums = startSourceSums(o.Source, d.srcCache)
 		}
 	}
 }
@@ -341,7 +348,7 @@ func (d *Destination) Abort() {
 			// (POSIX_FADV_DONTNEED never discards them).
 			fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
 		}
-		dropSource(d.opts.Source)
+		d.srcCache.drop(0, 0)
 	}
 	d.removeTemp()
 	closeFile(d.File)
@@ -533,7 +540,7 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 		// A FIFO or character device: nothing to flush or drop on this
 		// side (the source may still have pages to drop).
 		if d.opts.NoCache {
-			dropSource(src)
+			d.dropSource(src)
 		}
 		return d.verifyIfAsked(src)
 	}
@@ -563,7 +570,7 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 		// Every page is clean now: drop the whole file, the windows the
 		// pipeline did not drop included.
 		fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
-		dropSource(src)
+		d.dropSource(src)
 	}
 	return nil
 }
@@ -578,10 +585,16 @@ func (d *Destination) verifyIfAsked(src sysx.Descriptor) error {
 	return err
 }
 
-// dropSource drops src's cached pages (--nocache). It is advice: errors
-// (ESPIPE for a FIFO source) change nothing and are ignored.
-func dropSource(src sysx.Descriptor) {
+// dropSource drops src's cached pages (--nocache) but those that were
+// cached before the copy, when src is Options.Source; another source,
+// which Create did not see before the copy, is dropped whole. It is
+// advice: errors (ESPIPE for a FIFO source) change nothing and are ignored.
+func (d *Destination) dropSource(src sysx.Descriptor) {
 	if src == nil {
+		return
+	}
+	if d.srcCache != nil && src == d.opts.Source {
+		d.srcCache.drop(0, 0)
 		return
 	}
 	fadvise(int(src.Fd()), 0, 0, unix.FADV_DONTNEED)

@@ -97,7 +97,14 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 		d.srcSums = nil
 		go func() { srcDone <- ss.result() }()
 	} else {
-		go func() { srcDone <- sumSource(src, d.opts.NoCache) }()
+		drop := func(off, n int64) {}
+		if d.opts.NoCache {
+			drop = func(off, n int64) { fadvise(int(src.Fd()), off, n, unix.FADV_DONTNEED) }
+			if d.srcCache != nil && src == d.opts.Source {
+				drop = d.srcCache.drop
+			}
+		}
+		go func() { srcDone <- sumSource(src, drop) }()
 	}
 	dst := sumReadBack(dirfd, name, flags, d.Stat, limit)
 	ss := <-srcDone
@@ -114,16 +121,17 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 // sumSource checksums src from offset 0 with pread, leaving its file
 // position alone. Its pages are most likely still cached from the copy,
 // which is fine: the question is whether the device holds what the source
-// says. With --nocache the pages read are dropped again behind the reads.
-func sumSource(src sysx.Descriptor, nocache bool) sums {
+// says. drop is called behind the reads (--nocache drops the pages the
+// copy brought in).
+func sumSource(src sysx.Descriptor, drop func(off, n int64)) sums {
 	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
 	holes := newHoleMap(fd)
 	defer holes.close()
 	s := sumChunks(func(b []byte, off int64) (int, error) {
 		n, err := readFull(fd, b, off)
-		if nocache && n > 0 {
-			fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
+		if n > 0 {
+			drop(off, int64(n))
 		}
 		return n, err
 	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1, holes)

@@ -142,7 +142,7 @@ type span struct{ off, n int64 }
 type writeback struct {
 	active bool
 	fd     int
-	srcFd  int // the source, for --nocache drop-behind; -1 when unknown
+	src    *sourceCache // the source, for --nocache drop-behind; nil when unknown
 	drop   bool
 	window int64
 	depth  int
@@ -174,7 +174,7 @@ type writeback struct {
 }
 
 func (w *writeback) init(d *Destination, o Options) {
-	w.fd, w.srcFd = d.fd, -1
+	w.fd = d.fd
 	// --verify needs the data on the device before it reads it back, so
 	// it writes back behind the copy as the --sync modes do, and it drops
 	// the windows written back: the read-back must not find them cached,
@@ -197,9 +197,7 @@ func (w *writeback) init(d *Destination, o Options) {
 		w.adaptive, w.maxWindow, w.maxDepth = true, w.window, w.depth
 		w.window, w.depth = min(w.window, startWindow), min(w.depth, startDepth)
 	}
-	if o.NoCache && o.Source != nil {
-		w.srcFd = int(o.Source.Fd())
-	}
+	w.src = d.srcCache
 	if o.Sync != SyncNone || o.Verify {
 		w.flushEvery = o.FlushEvery
 		if w.flushEvery == 0 {
@@ -250,10 +248,10 @@ func (w *writeback) start(off, n int64) {
 	}
 	w.started += n
 	w.inflight = append(w.inflight, span{off, n})
-	if w.drop && w.srcFd >= 0 {
+	if w.drop && w.src != nil {
 		// The source's pages of this range were only read: clean, so
-		// they can go at once (advice; errors are of no consequence).
-		fadvise(w.srcFd, off, n, unix.FADV_DONTNEED)
+		// they can go at once, but those cached before the copy.
+		w.src.drop(off, n)
 	}
 	if w.flushEvery > 0 && w.started >= w.nextFlush {
 		w.backgroundFlush()

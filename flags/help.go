@@ -76,8 +76,9 @@ Durability:
       --sync=MODE              none (default), data (fdatasync), full (fsync),
                                  osync (O_SYNC), odsync (O_DSYNC); every mode
                                  but none also syncs DEST's directory
-      --nocache                drop source and destination pages from the
-                                 page cache behind the copy
+      --nocache                drop the pages the copy brings into the page
+                                 cache behind it (a source cached before
+                                 stays cached)
       --verify                 read DEST back past the page cache and compare
                                  checksums before it replaces the old DEST
       --resume                 continue an interrupted copy of the same SOURCE

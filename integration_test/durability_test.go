@@ -783,6 +783,119 @@ func TestNoCacheCachedGrowth(t *testing.T) {
 	}
 }
 
+// durPages is mincore's answer for path, one bool a page.
+func durPages(t *testing.T, path string) []bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	page := os.Getpagesize()
+	vec := make([]byte, (len(m)+page-1)/page)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal("mincore:", errno)
+	}
+	in := make([]bool, len(vec))
+	for i, v := range vec {
+		in[i] = v&1 != 0
+	}
+	return in
+}
+
+// TestNoCacheLeavesCachedSource: --nocache drops what the copy brought
+// into the page cache and nothing else: a source that was cached before
+// the copy, whole or in part, is left as it was found, through every
+// strategy that reads it (auto takes direct here, which reads past the
+// cache). A page cached before and missing after may have been evicted by
+// another process (the machine is shared), so only pages the copy added
+// fail the test outright; a cached page lost is reported when the same
+// copy loses it again.
+func TestNoCacheLeavesCachedSource(t *testing.T) {
+	const size = 32 << 20
+	dir := durBigDir(t, size)
+	src := join(dir, "src")
+	durBigFile(t, src, size)
+	warm := map[string]func(f *os.File){
+		"whole":       func(f *os.File) { durRead(t, f, 0, size) },
+		"first half":  func(f *os.File) { durRead(t, f, 0, size/2) },
+		"odd MiBs":    func(f *os.File) { durOddMiBs(t, f, size) },
+		"not at all":  func(*os.File) {},
+		"third MiB":   func(f *os.File) { durRead(t, f, 2<<20, 1<<20) },
+		"last page":   func(f *os.File) { durRead(t, f, size-4096, 4096) },
+		"first pages": func(f *os.File) { durRead(t, f, 0, 64<<10) },
+	}
+	for _, name := range []string{"whole", "first half", "odd MiBs", "third MiB", "last page", "first pages", "not at all"} {
+		for _, args := range [][]string{{"--nocache"}, {"--nocache", "--strategy=rw"}, {"--nocache", "--strategy=sendfile", "--sync=data"}, {"--nocache", "--verify"}} {
+			t.Run(name+" "+strings.Join(args, " "), func(t *testing.T) {
+				for attempt := 1; ; attempt++ {
+					f, err := os.Open(src)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+						t.Fatal(err)
+					}
+					warm[name](f)
+					f.Close()
+					before := durPages(t, src)
+					os.Remove(join(dir, "dst"))
+					wantSuccess(t, fastcp(t, dir, append(args, "src", "dst")...))
+					after := durPages(t, src)
+					var lost, added []int
+					for i := range before {
+						switch {
+						case before[i] && !after[i]:
+							lost = append(lost, i)
+						case !before[i] && after[i]:
+							added = append(added, i)
+						}
+					}
+					if len(added) > 0 {
+						t.Fatalf("the copy left %d pages of the source cached that were not before (pages %v...)", len(added), added[:min(len(added), 8)])
+					}
+					if len(lost) == 0 {
+						break
+					}
+					t.Logf("attempt %d: %d pages cached before are not now (pages %v...)", attempt, len(lost), lost[:min(len(lost), 8)])
+					if attempt == 3 {
+						t.Fatalf("three copies dropped source pages that were cached before them")
+					}
+				}
+				durSameSamples(t, src, join(dir, "dst"), size)
+			})
+		}
+	}
+}
+
+// durRead reads [off, off+n) of f into the page cache, and nothing more
+// (no readahead, which goes on after the read returns).
+func durRead(t *testing.T, f *os.File, off, n int64) {
+	t.Helper()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(make([]byte, n), off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// durOddMiBs reads every other MiB of f, from the second on.
+func durOddMiBs(t *testing.T, f *os.File, size int64) {
+	for off := int64(1 << 20); off < size; off += 2 << 20 {
+		durRead(t, f, off, 1<<20)
+	}
+}
+
 // durSameSamples compares 1 MiB at a few offsets of two large files with
 // O_DIRECT reads, which leave the page cache alone.
 func durSameSamples(t *testing.T, a, b string, size int64) {
