@@ -288,7 +288,7 @@ func (c *fileCopy) commit(err error) bool {
 			dest.Abort()
 			return false
 		}
-		if err = dest.Commit(c.srcF); err != nil {
+		if err = dest.Commit(c.srcF); err != nil && !durability.Committed(err) {
 			undo()
 		}
 	} else {
@@ -305,6 +305,10 @@ func (c *fileCopy) commit(err error) bool {
 	if err != nil {
 		brokenPipe(err)
 		c.r.fail(output.CopyError(c.src, dst, err, o.Reflink == copier.ReflinkAlways))
+		if durability.Committed(err) && dest.Stat != nil {
+			// In place, complete: only its directory's fsync failed.
+			c.a.created.note(idOf(dest.Stat))
+		}
 		switch {
 		case dest.InPlace() && !c.special:
 			c.r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))

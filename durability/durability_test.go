@@ -570,8 +570,8 @@ func TestDirSyncError(t *testing.T) {
 	d.File.WriteAt([]byte("new"), 0)
 	err = d.Commit(src)
 	var de *Error
-	if !errors.As(err, &de) || de.Op != "fsync directory" || !errors.Is(err, unix.EIO) {
-		t.Fatalf("Commit: %v, want Error{Op: fsync directory}", err)
+	if !errors.As(err, &de) || de.Op != "fsync directory" || !errors.Is(err, unix.EIO) || !Committed(err) {
+		t.Fatalf("Commit: %v, want Error{Op: fsync directory}, committed", err)
 	}
 	// The rename happened before: DEST is the new file, only its
 	// durability is in doubt, and that is what the error says.

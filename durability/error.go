@@ -2,6 +2,8 @@
 
 package durability
 
+import "errors"
+
 // Op names the call a durability step failed in.
 type Op string
 
@@ -27,3 +29,12 @@ type Error struct {
 
 func (e *Error) Error() string { return string(e.Op) + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Committed reports whether err came once DEST already was the new copy:
+// the fsync of its directory after the rename (or link) failed, so its
+// name may not survive a power cut. Nothing is undone then: the old DEST
+// is gone, and the new one is complete.
+func Committed(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Op == OpFsyncDir
+}

@@ -567,6 +567,49 @@ func TestInjectedCloseEIO(t *testing.T) {
 	}
 }
 
+// TestInjectedDirFsyncEIO fails the fsync of DEST's directory with EIO,
+// the last step of a --sync copy, after the rename (or, for a new DEST,
+// the link under its name): DEST already is the new copy, and the message
+// says exactly that, and that its name may not survive a power cut; exit
+// 1, nothing undone (a -b backup keeps the old DEST), no temporary file.
+func TestInjectedDirFsyncEIO(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"new", []string{"--sync=data"}},
+		{"existing", []string{"--sync=data"}},
+		{"existing-full", []string{"--sync=full"}},
+		{"backup", []string{"--sync=data", "-b"}},
+		{"resume", []string{"--sync=data", "--resume"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			data := randomBytes(1<<20, "dirsync")
+			writeFile(t, join(dir, "src"), data, 0o644)
+			old := randomBytes(4000, "old")
+			if tc.name != "new" {
+				writeFile(t, join(dir, "dst"), old, 0o644)
+			}
+			// -P: the fsync calls on DEST's directory alone.
+			tr := faultStrace(t, dir, []string{"-e", "trace=fsync", "-e", "inject=fsync:error=EIO:when=1", "-P", dir},
+				append(tc.args, "src", "dst")...)
+			if tr.injected("EIO") < 0 {
+				t.Fatalf("strace injected nothing:\n%s", tr.log)
+			}
+			wantFailure(t, tr.result, 1, "fastcp: fsync failed for the directory of 'dst': Input/output error; "+
+				"'dst' is the new copy, but its name may not survive a power cut\n")
+			assertFileBytes(t, join(dir, "dst"), data)
+			if tc.name == "backup" {
+				assertFileBytes(t, join(dir, "dst~"), old)
+			}
+			assertNoTemps(t, dir)
+		})
+	}
+}
+
 // freeBytesOf is statfs's available bytes of the filesystem holding dir,
 // after a syncfs: ext4 counts the blocks of a removed file as free only
 // once the journal has committed.

@@ -175,6 +175,9 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 			return fmt.Sprintf("cannot create regular file %s: %s", Quote(dst), ErrText(de.Err))
 		case durability.OpClose:
 			return fmt.Sprintf("failed to close %s: %s", Quote(dst), ErrText(de.Err))
+		case durability.OpFsyncDir:
+			return fmt.Sprintf("fsync failed for the directory of %s: %s; %s is the new copy, but its name may not survive a power cut",
+				Quote(dst), ErrText(de.Err), Quote(dst))
 		}
 		return fmt.Sprintf("%s failed for %s: %s", de.Op, Quote(dst), ErrText(de.Err))
 	}
