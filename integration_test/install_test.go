@@ -482,6 +482,10 @@ func TestVersionGitWorkTree(t *testing.T) {
 		needRoot(t)
 		clone := filepath.Join(tmp, "clone")
 		distGit(t, tmp, "clone", "-q", repo, clone)
+		// git ignores vendor/: a clone of a vendored tree (a release
+		// tarball's, built offline) gets its modules as a checkout
+		// would get them from the tarball.
+		distCopy(t, repo, clone, distVendored(t, repo))
 		// Built by its owner (root here): -N-gHASH.
 		owned := filepath.Join(tmp, "owned", "fastcp")
 		distMake(t, clone, distMakeEnv(), "build", "OUT="+owned)
