@@ -943,6 +943,50 @@ func TestMakeTestRaceChoice(t *testing.T) {
 	}
 }
 
+// Without the power-cut tests' module, make still builds (saying it could
+// not fetch that module) and make check runs the rest, and its closing line
+// counts the suite it did not run; under CI=true it fails instead.
+func TestMakeTestCountsASuiteNotRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles every package's tests in a copy of the tree; skipped with -short")
+	}
+	root := distRoot(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	distSnapshot(t, root, src)
+	// go-fuse's sources taken from a directory that does not exist: the
+	// module is not here.
+	crashfs := filepath.Join(src, "integration_test", "crashfs")
+	if err := os.RemoveAll(filepath.Join(crashfs, "vendor")); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(crashfs, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(crashfs, "go.mod"), append(gomod, "\nreplace github.com/hanwen/go-fuse/v2 => ./no-such-directory\n"...), 0o644)
+	env := distMakeEnv("GOPROXY=off", "CI=")
+
+	out := distMake(t, src, env, "build", "OUT="+filepath.Join(tmp, "fastcp"))
+	if !strings.Contains(out, "the power-cut tests' module (go-fuse) was not fetched") {
+		t.Errorf("make does not say it could not fetch the power-cut tests' module:\n%s", out)
+	}
+	out = distMake(t, src, env, "check", "RUN=^TestNoTestHasThisName$")
+	if !strings.Contains(out, "suites not run:\n  the power-cut tests (integration_test/crashfs): their module go-fuse is not here") {
+		t.Errorf("make check does not name the suite it did not run:\n%s", out)
+	}
+	if !strings.Contains(out, "\n0 passed, 0 failed, 0 skipped, 1 suite skipped\n") {
+		t.Errorf("make check's closing line does not count the suite it did not run:\n%s", out)
+	}
+
+	cmd := exec.Command(distNeedTool(t, "make"), "-C", src, "check", "RUN=^TestNoTestHasThisName$")
+	cmd.Env = distMakeEnv("GOPROXY=off", "CI=true")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "CI=true: every suite must run") {
+		t.Errorf("under CI=true make check without the power-cut tests' module: %v\n%s", err, b)
+	}
+}
+
 // make dist writes fastcp-VERSION.tar.gz, named with make's version and
 // holding it in VERSION, with the modules of the product and of the
 // power-cut tests vendored; reproducibly: two runs give the same bytes,

@@ -8,8 +8,13 @@
 //
 //	N passed, N failed, N skipped
 //
-// Usage: testsum CMD ARG... [';' CMD ARG...]. It exits non-zero when a
-// command did (a build failure counts no test but fails), or a test failed.
+// followed, when a whole suite was not run, by ", N suites skipped".
+//
+// Usage: testsum [-skipped-suite 'WHAT: WHY']... CMD ARG... [';' CMD ARG...].
+// A -skipped-suite is a suite the caller did not run (its tests cannot
+// even be listed): it is shown with the skipped tests' reasons and
+// counted on the closing line. testsum exits non-zero when a command did
+// (a build failure counts no test but fails), or a test failed.
 package main
 
 import (
@@ -47,22 +52,14 @@ type summary struct {
 	pkgs                   map[string]*pkg
 	passed, failed, skiped int
 	skips                  map[string][]string // reason -> tests
+	skippedSuites          []string            // "what: why" of each suite not run
 	failedPkgs             []string
 }
 
 func main() {
-	var cmds [][]string
-	cur := []string{}
-	for _, a := range os.Args[1:] {
-		if a == ";" {
-			cmds = append(cmds, cur)
-			cur = []string{}
-			continue
-		}
-		cur = append(cur, a)
-	}
-	cmds = append(cmds, cur)
 	s := &summary{w: os.Stdout, pkgs: map[string]*pkg{}, skips: map[string][]string{}}
+	var cmds [][]string
+	s.skippedSuites, cmds = parseArgs(os.Args[1:])
 	ok := true
 	for _, c := range cmds {
 		if len(c) == 0 {
@@ -77,6 +74,25 @@ func main() {
 	if !ok || s.failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// parseArgs splits testsum's arguments into the suites not run (the
+// leading -skipped-suite options) and the commands, separated by ';'.
+func parseArgs(args []string) (skipped []string, cmds [][]string) {
+	for len(args) >= 2 && args[0] == "-skipped-suite" {
+		skipped = append(skipped, args[1])
+		args = args[2:]
+	}
+	cur := []string{}
+	for _, a := range args {
+		if a == ";" {
+			cmds = append(cmds, cur)
+			cur = []string{}
+			continue
+		}
+		cur = append(cur, a)
+	}
+	return skipped, append(cmds, cur)
 }
 
 // run runs one go test command and reads its events; it reports whether
@@ -327,8 +343,22 @@ func (s *summary) close() {
 			fmt.Fprintf(s.w, "  %4d  %s: %s\n", len(tests), r, list)
 		}
 	}
+	if len(s.skippedSuites) > 0 {
+		fmt.Fprintln(s.w, "suites not run:")
+		for _, w := range s.skippedSuites {
+			fmt.Fprintf(s.w, "  %s\n", w)
+		}
+	}
 	if len(s.failedPkgs) > 0 {
 		fmt.Fprintf(s.w, "failed: %s\n", strings.Join(s.failedPkgs, " "))
 	}
-	fmt.Fprintf(s.w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skiped)
+	suites := ""
+	switch n := len(s.skippedSuites); n {
+	case 0:
+	case 1:
+		suites = ", 1 suite skipped"
+	default:
+		suites = fmt.Sprintf(", %d suites skipped", n)
+	}
+	fmt.Fprintf(s.w, "%d passed, %d failed, %d skipped%s\n", s.passed, s.failed, s.skiped, suites)
 }

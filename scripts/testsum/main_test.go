@@ -101,3 +101,35 @@ func TestSummaryCommandFailure(t *testing.T) {
 		t.Errorf("a passing command counted as a failure:\n%s", out2.String())
 	}
 }
+
+// A suite the caller did not run is listed with its reason and counted on
+// the closing line, which then says so; without one the line is the plain
+// count.
+func TestSummarySkippedSuite(t *testing.T) {
+	skipped, cmds := parseArgs([]string{"-skipped-suite", "power-cut tests: no go-fuse",
+		"go", "test", "-json", "./a", ";", "go", "test", "./b"})
+	if len(skipped) != 1 || skipped[0] != "power-cut tests: no go-fuse" {
+		t.Errorf("skipped suites %q", skipped)
+	}
+	if len(cmds) != 2 || strings.Join(cmds[0], " ") != "go test -json ./a" || strings.Join(cmds[1], " ") != "go test ./b" {
+		t.Errorf("commands %q", cmds)
+	}
+	var out bytes.Buffer
+	s := &summary{w: &out, pkgs: map[string]*pkg{}, skips: map[string][]string{}, skippedSuites: skipped}
+	if !s.run(script(t, `{"Action":"pass","Package":"r","Test":"TestY"}
+{"Action":"pass","Package":"r"}
+`, "0")) {
+		t.Errorf("a passing command counted as a failure:\n%s", out.String())
+	}
+	s.close()
+	got := out.String()
+	if !strings.Contains(got, "suites not run:\n  power-cut tests: no go-fuse\n") {
+		t.Errorf("the summary does not name the suite not run:\n%s", got)
+	}
+	if !strings.HasSuffix(got, "\n1 passed, 0 failed, 0 skipped, 1 suite skipped\n") {
+		t.Errorf("the closing line does not count the suite not run:\n%s", got)
+	}
+	if _, cmds := parseArgs([]string{"go", "test"}); len(cmds) != 1 || len(cmds[0]) != 2 {
+		t.Errorf("without -skipped-suite: %q", cmds)
+	}
+}
