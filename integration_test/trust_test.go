@@ -132,6 +132,7 @@ type attack struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   bytes.Buffer
+	read  chan struct{} // closed once out has all she printed
 	ino   uint64
 }
 
@@ -168,7 +169,11 @@ func startAttack(t *testing.T, dir, self string, p plant) *attack {
 	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
 		t.Fatalf("the attacker did not get ready: %v %q", err, line)
 	}
-	go io.Copy(&a.out, stdout)
+	a.read = make(chan struct{})
+	go func() {
+		defer close(a.read)
+		io.Copy(&a.out, stdout)
+	}()
 	a.ino = lstatT(t, filepath.Join(dir, p.Name)).Ino
 	return a
 }
@@ -177,6 +182,8 @@ func startAttack(t *testing.T, dir, self string, p plant) *attack {
 func (a *attack) finish(t *testing.T) []byte {
 	t.Helper()
 	a.stdin.Close()
+	// Wait closes her stdout: read it to its end first.
+	<-a.read
 	if err := a.cmd.Wait(); err != nil {
 		t.Fatalf("the attacker: %v", err)
 	}
