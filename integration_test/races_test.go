@@ -12,12 +12,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // raceTree writes under root the files of a tree of 300 directories (30,
@@ -230,4 +235,209 @@ func TestPlantedWhereADirectoryIsMade(t *testing.T) {
 			})
 		}
 	}
+}
+
+// flockHeld reports whether /proc/locks lists an flock on the file st.
+func flockHeld(st *syscall.Stat_t) bool {
+	b, _ := os.ReadFile("/proc/locks")
+	key := fmt.Sprintf(" %02x:%02x:%d ", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "FLOCK") && strings.Contains(l, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// resumeRaceRounds is how many times TestTwoResumedRunsOnOneDest runs its
+// two copies.
+const resumeRaceRounds = 200
+
+// resumeRound is one round of TestTwoResumedRunsOnOneDest: the delays
+// strace injects, in µs, and where B is killed.
+type resumeRound struct {
+	n int
+	// A's delay before it removes the mark of the leftover it continued,
+	// the first step of its commit: A holds the lock and the mark while
+	// B looks.
+	delayA int
+	// B's delays: at its flock, and at one more step (the record read,
+	// fgetxattr, or the cut back to the checkpoint, ftruncate).
+	delayFlock int
+	step       string
+	delayStep  int
+	killAt     int // B's pwrite64 that SIGKILL comes at; 0: none
+	// window: B read the leftover's record while A held it, and locked
+	// it once A had committed it (B's warning says so).
+	window bool
+}
+
+func (r resumeRound) String() string {
+	return fmt.Sprintf("round %d (A slowed %d µs before its commit; B slowed %d µs at flock, %d µs at %s; killed at pwrite64 %d)",
+		r.n, r.delayA, r.delayFlock, r.delayStep, r.step, r.killAt)
+}
+
+// Two runs of fastcp --resume meet at one leftover (its checkpoint at 2
+// MiB of 4), as two cron runs of -a --resume over one tree can. Run A
+// takes it, copies the rest and is slowed (strace delay_enter) right
+// before its commit, holding the lock; the test waits for that (A's lock
+// in /proc/locks, the leftover at SOURCE's size) and starts run B, slowed
+// at the steps between its look at the leftover and its act on it: its
+// flock, and its record read or its cut back to the checkpoint. So B
+// reads the record while A holds the file, and often locks it only once
+// A has renamed it over DEST: B must then leave it alone (it is DEST) and
+// copy under a name of its own. Every other round B is killed part-way
+// (SIGKILL at a pwrite64), and one round in five has no delays at all.
+// Whatever the order, 200 rounds: A exits 0; B exits 0, fails because A
+// is running, or dies of the kill; DEST, once it exists, is never seen
+// shorter than SOURCE, and at the end it is SOURCE byte for byte. The
+// rounds that met the window are counted: some must have.
+func TestTwoResumedRunsOnOneDest(t *testing.T) {
+	t.Parallel()
+	faultReady(t)
+	const size = 4 << 20
+	dir := fsDir(t, "tmpfs")
+	src := join(dir, "src")
+	writePattern(t, src, size, t.Name())
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := recordFor(statT(t, src), 2<<20+12345)
+	seed := time.Now().UnixNano()
+	t.Logf("delays from seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	rounds := make(chan resumeRound)
+	go func() {
+		defer close(rounds)
+		for n := range resumeRaceRounds {
+			a := 50000 + rng.IntN(100000)
+			r := resumeRound{n: n, delayA: a, delayFlock: rng.IntN(2 * a), step: "fgetxattr", delayStep: rng.IntN(a / 2)}
+			if n%2 == 1 {
+				r.step = "ftruncate"
+				r.killAt = 1 + rng.IntN(12)
+			}
+			if n%5 == 4 {
+				r.delayA, r.delayFlock, r.delayStep = 0, 0, 0
+			}
+			rounds <- r
+		}
+	}()
+	var mu sync.Mutex
+	failed, window := 0, 0
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				mu.Lock()
+				stop := failed > 0
+				mu.Unlock()
+				if stop {
+					continue
+				}
+				msg := resumeRace(t, dir, src, data, record, &r)
+				mu.Lock()
+				if r.window {
+					window++
+				}
+				if msg != "" {
+					failed++
+					t.Errorf("%v: %s", r, msg)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d of %d rounds met the window", window, resumeRaceRounds)
+	if failed == 0 && window == 0 {
+		t.Errorf("no round of %d had B lock the leftover after A committed it: the test proved nothing", resumeRaceRounds)
+	}
+}
+
+// resumeRace runs round r of TestTwoResumedRunsOnOneDest in a directory
+// of its own under dir; it returns what went wrong, or "".
+func resumeRace(t *testing.T, dir, src string, data []byte, record string, r *resumeRound) string {
+	sub := join(dir, fmt.Sprintf("round%d", r.n))
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(sub)
+	forge(t, sub, data[:3<<20], record)
+	left := join(sub, resumeTemp)
+	var lst syscall.Stat_t
+	if err := syscall.Stat(left, &lst); err != nil {
+		return err.Error()
+	}
+	// DEST, once it exists, is never shorter than SOURCE.
+	stop := make(chan struct{})
+	short := make(chan int64, 1)
+	go func() {
+		defer close(short)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Microsecond):
+			}
+			if fi, err := os.Stat(join(sub, "dst")); err == nil && fi.Size() < int64(len(data)) {
+				select {
+				case short <- fi.Size():
+				default:
+				}
+			}
+		}
+	}()
+	aArgs := []string{"-e", "trace=fremovexattr", "-e", fmt.Sprintf("inject=fremovexattr:delay_enter=%d", r.delayA)}
+	aDone := make(chan traced, 1)
+	go func() { aDone <- faultStraceLog(t, sub, join(sub, "a.log"), aArgs, "--resume", src, "dst") }()
+	var a traced
+	gotA := false
+	for !gotA && !(flockHeld(&lst) && sizeOf(left) == int64(len(data))) {
+		select {
+		case a = <-aDone:
+			gotA = true
+		case <-time.After(500 * time.Microsecond):
+		}
+	}
+	bArgs := []string{"-e", "trace=flock,pwrite64," + r.step,
+		"-e", fmt.Sprintf("inject=flock:delay_enter=%d", r.delayFlock),
+		"-e", fmt.Sprintf("inject=%s:delay_enter=%d", r.step, r.delayStep)}
+	args := []string{"--resume", src, "dst"}
+	if r.killAt > 0 {
+		bArgs = append(bArgs, "-e", fmt.Sprintf("inject=pwrite64:signal=SIGKILL:when=%d", r.killAt))
+		args = append([]string{"--strategy=rw", "--buffer-size=256K"}, args...)
+	}
+	b := faultStraceLog(t, sub, join(sub, "b.log"), bArgs, args...)
+	if !gotA {
+		a = <-aDone
+	}
+	close(stop)
+	var msgs []string
+	for s := range short {
+		msgs = append(msgs, fmt.Sprintf("DEST was seen %d bytes long, SOURCE is %d", s, len(data)))
+	}
+	if a.code != 0 || a.stderr != "" {
+		msgs = append(msgs, fmt.Sprintf("run A: %v", a.result))
+	}
+	// What B may say: it met the window; it read the mark once A had
+	// removed it (not provably fastcp's: left alone); A held the lock.
+	changed := "fastcp: warning: copying 'dst' from the start: leftover changed (it was renamed or replaced while it was being locked)\n"
+	unmarked := "fastcp: warning: copying 'dst' from the start: foreign leftover (it is not marked as fastcp's); '" + resumeTemp + "' left alone\n"
+	live := "fastcp: cannot resume the copy to 'dst': another copy to it is running ('" + resumeTemp + "' is locked)\n"
+	r.window = b.stderr == changed
+	switch {
+	case b.signal == syscall.SIGKILL && r.killAt > 0 && (b.stderr == "" || b.stderr == changed || b.stderr == unmarked):
+	case b.code == 0 && (b.stderr == "" || b.stderr == changed || b.stderr == unmarked):
+	case b.code == 1 && b.stderr == live:
+	default:
+		msgs = append(msgs, fmt.Sprintf("run B: %v (signal %v)", b.result, b.signal))
+	}
+	got, err := os.ReadFile(join(sub, "dst"))
+	if err != nil || !bytes.Equal(got, data) {
+		msgs = append(msgs, fmt.Sprintf("DEST is not SOURCE at the end: %d bytes, %v", len(got), err))
+	}
+	return strings.Join(msgs, "; ")
 }

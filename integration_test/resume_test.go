@@ -761,3 +761,25 @@ func TestResumeReflink(t *testing.T) {
 		})
 	}
 }
+
+// A leftover that holds junk past its recorded checkpoint and is longer
+// than SOURCE (bytes written past the last checkpoint before a kill, or
+// anything else's): the copy continues from the checkpoint, and DEST is
+// SOURCE byte for byte, not as long as the leftover was. Only the cut back
+// to the checkpoint makes it so: the rest of the copy overwrites the junk
+// up to SOURCE's end, not past it.
+func TestResumeCutsJunkPastTheCheckpoint(t *testing.T) {
+	const size = 3 << 20
+	dir := fsDir(t, "tmpfs")
+	src := join(dir, "src")
+	writePattern(t, src, size, t.Name())
+	data, _ := os.ReadFile(src)
+	content := append(append([]byte{}, data[:2<<20]...), bytes.Repeat([]byte{0xEE}, 3<<20)...)
+	forge(t, dir, content, recordFor(statT(t, src), 2<<20))
+	r := fastcp(t, dir, "--resume", "--debug", "src", "dst")
+	if res := parseResumed(t, r.stdout); r.code != 0 || r.stderr != "" || len(res.offsets) != 1 || res.offsets[0] != 2<<20 || res.written != size-2<<20 {
+		t.Fatalf("%v: want a resume at 2 MiB writing 1 MiB, got %+v", r, res)
+	}
+	assertFileBytes(t, join(dir, "dst"), data)
+	assertNoTemps(t, dir)
+}

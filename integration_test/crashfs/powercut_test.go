@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fastcpBin is the binary under test, built from the repository root by
@@ -119,6 +120,7 @@ type run struct {
 	exit   int  // -1 when killed
 	killed bool // by the crash
 	out    string
+	someOK bool // of two runs at once, one exited 0 (fixture.runTwo)
 }
 
 func fastcp(args ...string) run { return fastcpWith(fastcpBin, args...) }
@@ -270,6 +272,13 @@ type mode struct {
 	// the trust rule refuses it, so the copy goes on under another name
 	// and the plant stays as it is, named in a warning by every run.
 	planted bool
+	// twoRuns: two runs with --resume start at once on one DEST, over the
+	// leftover of an interrupted copy (checkpoint at 1 MiB) under its
+	// first temporary name, and two again after the cut, over what the
+	// cut left: one continues the leftover, the other fails because that
+	// one is running, or copies under a name of its own (it came once the
+	// leftover was committed, or gone).
+	twoRuns bool
 }
 
 // plantName and plantData are the planted leftover's name and bytes.
@@ -279,6 +288,9 @@ var plantData = bytes.Repeat([]byte{0xEE}, 2<<20)
 
 // run runs fastcp in mode m into mnt (again: the run after the reboot).
 func (fx *fixture) run(m mode, mnt string, again bool) run {
+	if m.twoRuns {
+		return fx.runTwo(m, mnt, again)
+	}
 	bin, dir := fastcpBin, ""
 	if m.resume {
 		bin = resumeBin
@@ -287,6 +299,54 @@ func (fx *fixture) run(m mode, mnt string, again bool) run {
 		dir = fx.tree
 	}
 	return fastcpIn(dir, bin, fx.args(m, mnt, again)...)
+}
+
+// runTwo runs m's two copies at once. One that failed because the other
+// was writing the leftover, or (once the power was cut) with the cut's
+// EIO, did what it may: the pair's result is killed when either was cut
+// short, exit 0 when each ended as it may, someOK when one exited 0.
+// The second of the pair before the cut starts as fx.second says; after
+// the cut both start at once.
+func (fx *fixture) runTwo(m mode, mnt string, again bool) run {
+	var rs [2]run
+	first := make(chan struct{})
+	go func() {
+		rs[0] = fastcpIn("", resumeBin, fx.args(m, mnt, again)...)
+		close(first)
+	}()
+	for !again && fx.second != 0 {
+		n := 0
+		if fx.fs != nil {
+			n, _ = fx.fs.Ops()
+		}
+		if fx.second > 0 && n >= fx.second {
+			break
+		}
+		select {
+		case <-first:
+		case <-time.After(100 * time.Microsecond):
+			continue
+		}
+		break
+	}
+	rs[1] = fastcpIn("", resumeBin, fx.args(m, mnt, again)...)
+	<-first
+	var r run
+	for i, x := range rs {
+		r.out += fmt.Sprintf("[run %d] %s", i+1, x.out)
+		switch {
+		case x.killed:
+			r.killed = true
+		case x.exit == 0:
+			r.someOK = true
+		case x.exit == 1 && strings.Contains(x.out, "another copy to it is running"):
+		case fx.fs != nil && fx.fs.Crashed():
+			r.killed = true
+		default:
+			r.exit = x.exit
+		}
+	}
+	return r
 }
 
 var modes = []mode{
@@ -315,6 +375,7 @@ var modes = []mode{
 	{name: "--resume", flags: []string{"--resume", "--strategy=rw"}, allowPartial: true, resume: true},
 	{name: "--resume --sync=data --strategy=direct", flags: []string{"--resume", "--sync=data", "--strategy=direct"}, durable: true, resume: true},
 	{name: "--resume --sync=data, a planted leftover refused", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, planted: true},
+	{name: "--resume --sync=data, two runs on one DEST", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, twoRuns: true},
 }
 
 // fixture is what every crash point starts from and copies.
@@ -328,6 +389,12 @@ type fixture struct {
 	// resumed counts, per mode, the runs after a cut that continued a
 	// leftover from a checkpoint past 0.
 	resumed map[string]int
+	// fs is the filesystem the runs copy into (whether the power was cut).
+	fs *FS
+	// second is when the second of two runs starts (mode twoRuns): 0
+	// with the first, > 0 once the filesystem counted that many
+	// operations, < 0 once the first ended.
+	second int
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -400,6 +467,16 @@ func (fx *fixture) start(fs *FS, m mode) {
 	fs.NoTmpfile = m.noTmpfile
 	if !m.fresh && !m.tree {
 		fs.Setup("dst", fx.oldData, 0o644)
+	}
+	if m.twoRuns {
+		// An interrupted copy's leftover, the caller's own: its data
+		// durable up to its last checkpoint, 1 MiB and a bit.
+		var st syscall.Stat_t
+		syscall.Stat(fx.src, &st)
+		record := fmt.Sprintf("fastcp-resume-1 dev=%d ino=%d size=%d mtime=%d ctime=%d checkpoint=%d",
+			st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano(), 1<<20+4096)
+		fs.Setup(plantName, fx.newData[:1<<20+4096], 0o600)
+		fs.Plant(plantName, uint32(os.Getuid()), map[string][]byte{"user.fastcp.temp": []byte(record)})
 	}
 	if m.planted {
 		var st syscall.Stat_t
@@ -581,7 +658,11 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 	if !r.killed && r.exit != 0 {
 		return []string{fmt.Sprintf("fastcp exited %d before the crash: %s", r.exit, r.out)}
 	}
+	// exitedOK: every run ended, and DEST is complete (some run exited
+	// 0); committed: some run exited 0 (for two runs, the other may
+	// have been cut short).
 	exitedOK := !r.killed
+	committed := exitedOK || r.someOK
 	for _, im := range sn.Images() {
 		var problems []string
 		if m.planted {
@@ -599,7 +680,7 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 		}
 		if m.tree {
 			problems = append(problems, fx.checkTree(m, im, exitedOK)...)
-		} else if p := fx.checkFile(m, im, exitedOK); p != "" {
+		} else if p := fx.checkFile(m, im, committed); p != "" {
 			problems = append(problems, p)
 		}
 		for _, p := range problems {
@@ -665,15 +746,18 @@ var resumedFrom = regexp.MustCompile(`resume: .* from offset (\d+) of`)
 func TestPowerCut(t *testing.T) {
 	fs, mnt := mounted(t)
 	fx := newFixture(t)
+	fx.fs = fs
 	points, violations, ran := 0, 0, 0
 	for _, m := range modes {
 		// One subtest per mode: go test -run 'TestPowerCut/--resume' for one.
 		t.Run(m.name, func(t *testing.T) {
 			ran++
-			// A run without a crash counts the operations.
+			// A run without a crash counts the operations (of two runs,
+			// the second started once the first ended: both copy).
 			fx.start(fs, m)
 			mount(t, fs, mnt)
 			fs.Arm(-1)
+			fx.second = -1
 			r := fx.run(m, mnt, false)
 			n, trace := fs.Ops()
 			unmount(t, fs)
@@ -681,15 +765,22 @@ func TestPowerCut(t *testing.T) {
 				t.Fatalf("fastcp exited %d without a crash: %s", r.exit, r.out)
 			}
 			t.Logf("%d operations: %s", n, strings.Join(trace, ", "))
+			// Of two runs, the second starts with the first, in the
+			// middle of its copy, or once it ended, in turn.
+			firstOps := slices.IndexFunc(trace, func(op string) bool { return strings.HasPrefix(op, "rename ") }) + 1
+			seconds := []int{0, max(firstOps/2, 1), -1}
 			// Which temporary file the mode tests: unnamed (O_TMPFILE)
 			// but for --resume and a filesystem without it; none in place.
 			unnamed := slices.ContainsFunc(trace, func(op string) bool { return op == "tmpfile" })
 			named := slices.ContainsFunc(trace, func(op string) bool { return strings.HasPrefix(op, "create .fastcp-") })
 			inPlace := slices.Contains(m.flags, "--inplace")
-			if wantUnnamed := !m.noTmpfile && !m.resume && !inPlace; unnamed != wantUnnamed || named != (!wantUnnamed && !inPlace) {
+			// Two runs over a leftover continue it: nothing new is made,
+			// unless the one that came second took a name of its own.
+			if wantUnnamed := !m.noTmpfile && !m.resume && !inPlace; unnamed != wantUnnamed || !m.twoRuns && named != (!wantUnnamed && !inPlace) {
 				t.Errorf("O_TMPFILE files made: %v, named temporary files: %v; want unnamed %v", unnamed, named, wantUnnamed)
 			}
 			for k := 0; k <= n; k++ {
+				fx.second = seconds[k%len(seconds)]
 				bad := fx.crashPoint(t, fs, mnt, m, k)
 				points++
 				violations += len(bad)
