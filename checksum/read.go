@@ -5,6 +5,7 @@ package checksum
 import (
 	"errors"
 	"hash"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,14 +14,17 @@ import (
 // no shortcut for a run of zeros (each block goes through the
 // compression function whatever it holds), but the zeros need not be
 // read, nor a buffer cleared for each hole. Nothing ever writes to it.
-var zeros = make([]byte, 1<<20)
+// Made on first use: a copy that hashes no hole (most do not hash at
+// all) does not pay for 1 MiB at start-up.
+var zeros = sync.OnceValue(func() []byte { return make([]byte, 1<<20) })
 
 // Zeros gives h n zero bytes: a hole of a sparse file, which reads as
 // zeros, hashed without being read.
 func Zeros(h hash.Hash, n int64) {
 	for n > 0 {
-		k := min(n, int64(len(zeros)))
-		h.Write(zeros[:k])
+		z := zeros()
+		k := min(n, int64(len(z)))
+		h.Write(z[:k])
 		n -= k
 	}
 }
