@@ -14,7 +14,6 @@ import (
 
 	"fastcp/copier"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -309,49 +308,33 @@ func layLine(cols int, s lineState) string {
 	return strings.Join(parts, " ")
 }
 
-// barTheme is the look of the bar: "[===>....]".
-var barTheme = progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: ".", BarStart: "[", BarEnd: "]"}
-
 // bar is the bar itself, cells wide between its brackets: "[===>.....]",
-// as progressbar renders it. The line around it is laid out here, so the
-// progressbar draws nothing of its own (no description, count, rate or
-// time) and writes nowhere: its rendering is taken from String(). A new
-// one is made at every redraw, by the drawing goroutine only, with the
-// width layLine gave: no spinner goroutine (interval 0), no throttle, and
-// a bar that reaches its max (finished, it renders once and no more) is
-// never drawn again. An empty total (empty files only) is a full bar.
+// filled in proportion to done of total (rounded down; a full bar has no
+// head), drawn as the progressbar library drew it. It is a string of its
+// own making: the line around it is laid out by layLine, and a library
+// for the bar alone cost a 4 KiB copy's start-up more than its bytes
+// (its packages' initialisation compiles regular expressions and builds
+// tables). An empty total (empty files only) is a full bar.
 func bar(cells int, done, total int64) string {
 	if total <= 0 {
 		done, total = 1, 1
 	}
-	b := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(io.Discard),
-		progressbar.OptionSetTheme(barTheme),
-		progressbar.OptionSetWidth(cells),
-		progressbar.OptionUseANSICodes(false),
-		progressbar.OptionThrottle(0),
-		progressbar.OptionSetSpinnerChangeInterval(0),
-		progressbar.OptionSetPredictTime(false),
-		progressbar.OptionSetElapsedTime(false),
-	)
-	// Set64 renders only when the percentage moved from 0; RenderBlank
-	// renders in any case (a finished bar keeps its last rendering).
-	_ = b.Set64(min(max(done, 0), total))
-	_ = b.RenderBlank()
-	return barSegment(b.String())
-}
-
-// barSegment is the bar in a progressbar's rendering "\r  42% [==>..] ":
-// what follows the percentage, up to the bar's end.
-func barSegment(rendered string) string {
-	_, seg, ok := strings.Cut(rendered, "% ")
-	if !ok {
-		return ""
+	cells = max(cells, 0)
+	fill := int(float64(min(max(done, 0), total)) / float64(total) * float64(cells))
+	var b strings.Builder
+	b.Grow(cells + 2)
+	b.WriteByte('[')
+	if fill > 0 {
+		b.WriteString(strings.Repeat("=", fill-1))
+		if fill == cells {
+			b.WriteByte('=')
+		} else {
+			b.WriteByte('>')
+		}
 	}
-	if i := strings.LastIndex(seg, barTheme.BarEnd); i >= 0 {
-		seg = seg[:i+len(barTheme.BarEnd)]
-	}
-	return seg
+	b.WriteString(strings.Repeat(".", cells-fill))
+	b.WriteByte(']')
+	return b.String()
 }
 
 // Rate prints bytes per second in MB/s (10^6 bytes), as the benchmark does.

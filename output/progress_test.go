@@ -358,18 +358,31 @@ func TestShortenNameKeepsQuote(t *testing.T) {
 	}
 }
 
-// The bar is progressbar's rendering, as wide as the cells layLine gave:
-// a character of the theme passes through, and at every width from 20 to
+// The bar is as wide as the cells layLine gave, filled in proportion and
+// rounded down, with a head until it is full: at every width from 20 to
 // 200 columns the bar in the line is the cells layLine gave it, its
 // brackets and the line filling the width but the last column.
-func TestBarIsProgressbars(t *testing.T) {
-	saved := barTheme
-	defer func() { barTheme = saved }()
-	barTheme.Saucer, barTheme.SaucerHead = "#", "@"
-	if got := bar(8, 1, 2); got != "[###@....]" {
-		t.Fatalf("bar(8, 1, 2) = %q, want progressbar's rendering with the theme, %q", got, "[###@....]")
+func TestBarFillsTheCellsItIsGiven(t *testing.T) {
+	for _, c := range []struct {
+		cells       int
+		done, total int64
+		want        string
+	}{
+		{8, 1, 2, "[===>....]"},
+		{8, 0, 2, "[........]"},
+		{8, 2, 2, "[========]"},
+		{10, 19, 100, "[>.........]"},
+		{10, 99, 100, "[========>.]"},
+		{1, 1, 2, "[.]"},
+		{1, 2, 2, "[=]"},
+		{0, 1, 2, "[]"},
+		{4, -5, 10, "[....]"},
+		{4, 50, 10, "[====]"},
+	} {
+		if got := bar(c.cells, c.done, c.total); got != c.want {
+			t.Errorf("bar(%d, %d, %d) = %q, want %q", c.cells, c.done, c.total, got, c.want)
+		}
 	}
-	barTheme = saved
 	s := lineState{verb: "copying", name: "'dir/disk.img'", done: 1 << 30, total: 4 << 30, files: 3, filesTotal: 10, rate: 100e6, elapsed: 10 * time.Second}
 	for _, done := range []int64{0, 1, 1 << 30, 4<<30 - 1, 4 << 30} {
 		s.done = done
@@ -385,7 +398,7 @@ func TestBarIsProgressbars(t *testing.T) {
 			seg := line[i : j+1]
 			cells := len(seg) - 2
 			if want := bar(cells, done, s.total); seg != want {
-				t.Fatalf("%d columns, %d done: bar %q, want progressbar's %q", cols, done, seg, want)
+				t.Fatalf("%d columns, %d done: bar %q, want %q", cols, done, seg, want)
 			}
 			if textWidth(line) != cols-1 || cells < barMin-2 {
 				t.Fatalf("%d columns: %d wide with %d cells: %q", cols, textWidth(line), cells, line)
