@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -177,6 +178,11 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			if err := clearDir(dstDir); err != nil {
 				return err
 			}
+			if r.sc.existingDest {
+				if err := prefill(ctx, src, dst, dstDir); err != nil {
+					return err
+				}
+			}
 			var resident int64
 			if r.sc.cold {
 				if resident, err = dropCaches(src); err != nil {
@@ -216,6 +222,23 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 		}
 	}
 	return clearDir(dstDir)
+}
+
+// prefill puts a copy of the source at dst (cp -r) and writes its
+// filesystem back, so that the timed copy goes over an existing DEST.
+func prefill(ctx context.Context, src, dst, dir string) error {
+	if out, err := exec.CommandContext(ctx, "cp", "-r", "--", src, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("cp -r %s %s: %v: %s", src, dst, err, out)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
+	}
+	return nil
 }
 
 // clearDir empties dir and writes its filesystem back (syncfs), so that

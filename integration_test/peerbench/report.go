@@ -104,6 +104,29 @@ func ratioAtMostOrLimit(a, b string, limit float64, floor string, slack float64)
 	}
 }
 
+// floorPlusWork: a's median is at most factor times floor's plus peer's
+// own work, that is peer's median less peerFloor's. For one invocation a
+// file: floor is a Go program that does nothing (the runtime's start and
+// exit), peer is cp and peerFloor a C program that does nothing, so a is
+// held to the Go runtime's start plus cp's copy, whatever exec and the
+// runtime cost on this machine.
+func floorPlusWork(a, floor, peer, peerFloor string, factor float64) target {
+	return target{
+		desc: fmt.Sprintf("%s / (%s + %s - %s) <= %.2fx", a, floor, peer, peerFloor, factor),
+		eval: func(r *result) (string, verdict) {
+			ta, tf, ok := both(r, a, floor)
+			tp, tq, ok2 := both(r, peer, peerFloor)
+			if !ok || !ok2 {
+				return "", noData
+			}
+			work := tp.median() - tq.median()
+			bound := tf.median() + max(work, 0)
+			q := quotient(ta.median(), bound)
+			return fmt.Sprintf("%.2fx (%s %s, %s's own work %s)", q, floor, fmtDur(tf.median()), peer, fmtDur(work)), check(q <= factor)
+		},
+	}
+}
+
 // pairedNote describes the ratios of the two tools' runs round by round
 // (the tools take turns, so the runs of one round saw the same machine):
 // their median and quartiles show how far noise moves the ratio of the

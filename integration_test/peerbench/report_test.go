@@ -42,6 +42,30 @@ func TestRatioAtMostOrLimit(t *testing.T) {
 	}
 }
 
+func TestFloorPlusWork(t *testing.T) {
+	ms := time.Millisecond
+	tg := floorPlusWork("fastcp", "go empty", "cp", "true", 1.3)
+	for _, c := range []struct {
+		name  string
+		walls map[string]time.Duration
+		want  verdict
+	}{
+		// The bound is 300 + (250 - 150) = 400 ms: 1.3x is 520 ms.
+		{"within", map[string]time.Duration{"fastcp": 500 * ms, "go empty": 300 * ms, "cp": 250 * ms, "true": 150 * ms}, met},
+		{"beyond", map[string]time.Duration{"fastcp": 540 * ms, "go empty": 300 * ms, "cp": 250 * ms, "true": 150 * ms}, missed},
+		// cp's work is never taken as less than nothing: the bound is
+		// 300 ms, not 290 (380 ms would be 1.31x of that).
+		{"noise below the C floor", map[string]time.Duration{"fastcp": 380 * ms, "go empty": 300 * ms, "cp": 140 * ms, "true": 150 * ms}, met},
+		{"no floor row", map[string]time.Duration{"fastcp": 500 * ms, "cp": 250 * ms, "true": 150 * ms}, noData},
+		{"no C floor row", map[string]time.Duration{"fastcp": 500 * ms, "go empty": 300 * ms, "cp": 250 * ms}, noData},
+	} {
+		v, got := tg.eval(resultOf(c.walls))
+		if got != c.want {
+			t.Errorf("%s: verdict %v (%s), want %v", c.name, got, v, c.want)
+		}
+	}
+}
+
 func TestSummaryCountsLimits(t *testing.T) {
 	ms := time.Millisecond
 	r := resultOf(map[string]time.Duration{"fastcp": 360 * ms, "cp": 400 * ms, "tmpfs write": 320 * ms})

@@ -96,6 +96,19 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 		return ws, fmt.Errorf("go build iocopy: %v\n%s", err, out)
 	}
 	bins["{iocopy}"] = iocopy
+	// The floors of the one-invocation-a-file loops: a Go program that
+	// does nothing, built as the Makefile builds fastcp (static,
+	// stripped), and the C one, true.
+	goempty := filepath.Join(root, "goempty")
+	cmd = exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", goempty, "fastcp/integration_test/goempty")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return ws, fmt.Errorf("go build goempty: %v\n%s", err, out)
+	}
+	bins["{goempty}"] = goempty
+	if p, err := exec.LookPath("true"); err == nil {
+		bins["{true}"] = p
+	}
 	return ws, nil
 }
 
