@@ -21,7 +21,8 @@ _fastcp()
         pre=$prev=
         cur=${cur#*=}
     elif [[ $prev == --preserve || $prev == --reflink || $prev == --backup ||
-        $prev == --update || $prev == --context ]]; then
+        $prev == --update || $prev == --context || $prev == --verify ||
+        $prev == --checksum ]]; then
         # Their value is optional and must follow '=': a word after them
         # is an operand.
         prev=
@@ -35,6 +36,15 @@ _fastcp()
         --sync) values='none data full osync odsync' ;;
         --update) values='all none none-fail older' ;;
         --backup) values='none off numbered t existing nil simple never' ;;
+        --verify) values='dest source' ;;
+        --checksum) values='sha256 sha512' ;;
+        --checksum-file)
+            compopt -o filenames 2>/dev/null
+            local IFS=$'\n'
+            COMPREPLY=($(compgen -f -- "$cur"))
+            [[ -n $pre ]] && COMPREPLY=("${COMPREPLY[@]/#/$pre}")
+            return 0
+            ;;
         -S | --suffix | --context) values='' ; return 0 ;;
         --preserve | --no-preserve)
             # A comma-separated list: complete the word after the last comma.
@@ -101,7 +111,8 @@ _fastcp()
             -f --force -n --no-clobber -i --interactive
             -u --update --update= --remove-destination
             -b --backup --backup= -S --suffix= --inplace
-            --sync= --nocache --verify --resume
+            --sync= --nocache --verify --verify= --resume
+            --checksum --checksum= --checksum-file=
             -v --verbose --debug -q --quiet --progress --no-progress
             -h --help --version
             --benchmark --bench-size= --bench-runs= --bench-from= --json

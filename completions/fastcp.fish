@@ -99,6 +99,16 @@ complete -c fastcp -l sync -x -d 'How the copy is made durable' -a '
     odsync\t"Open with O_DSYNC, fdatasync at the end"'
 complete -c fastcp -l nocache -d 'Drop source and destination pages from the page cache'
 complete -c fastcp -l verify -d 'Read DEST back past the page cache and compare checksums'
+complete -c fastcp -n '__fastcp_optional_value verify' -a '
+    --verify=dest\t"Read DEST back (as a bare --verify)"
+    --verify=source\t"Read SOURCE again too"'
+
+# Checksums
+complete -c fastcp -l checksum -d 'Hash every file in the same pass as the copy (sha256, sha512)'
+complete -c fastcp -n '__fastcp_optional_value checksum' -a '
+    --checksum=sha256\t"SHA-256, as sha256sum (the default)"
+    --checksum=sha512\t"SHA-512, as sha512sum"'
+complete -c fastcp -l checksum-file -r -F -d 'Write the hashes as sha256sum writes them (- for standard output)'
 complete -c fastcp -l resume -d 'Continue an interrupted copy to the same DEST from its last checkpoint'
 
 # Output

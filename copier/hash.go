@@ -74,10 +74,9 @@ var ErrHashShort = errors.New("the source ended before the bytes copied were has
 
 // hasher feeds Options.Hash.
 type hasher struct {
-	h       hash.Hash
-	src     int
-	nocache bool
-	bg      bool // spans are hashed by the goroutine
+	h   hash.Hash
+	src int
+	bg  bool // spans are hashed by the goroutine
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -89,8 +88,9 @@ type hasher struct {
 	next    int64 // hashed below next
 	err     error // a read's error: nothing more is hashed
 
-	buf   []byte
-	stats HashStats
+	buf     []byte
+	stats   HashStats
+	waiting func() // Options.HashWaiting
 
 	// snap, with snapEvery > 0, is the hash's state at the latest
 	// multiple of snapEvery passed (checkpoints of --resume).
@@ -119,7 +119,7 @@ func newHasher(o Options, start int64) *hasher {
 	if o.Hash == nil {
 		return nil
 	}
-	k := &hasher{h: o.Hash, end: start, next: start, nocache: o.NoCache, snapEvery: o.HashSnapshotEvery}
+	k := &hasher{h: o.Hash, end: start, next: start, snapEvery: o.HashSnapshotEvery, waiting: o.HashWaiting}
 	k.cond = sync.NewCond(&k.mu)
 	if k.snapEvery > 0 && start%k.snapEvery == 0 {
 		k.takeSnapshot()
@@ -242,6 +242,14 @@ func (k *hasher) finish(abandon bool) (HashStats, error) {
 		}
 		k.mu.Unlock()
 	} else {
+		if k.waiting != nil {
+			k.mu.Lock()
+			behind := len(k.queue) > 0 || k.busy
+			k.mu.Unlock()
+			if behind {
+				k.waiting()
+			}
+		}
 		err = k.drain()
 	}
 	k.mu.Lock()
@@ -374,7 +382,8 @@ func (k *hasher) zeros(n int64) {
 }
 
 // reread reads bytes [off, off+n) of the source again and hashes them.
-// With --nocache the pages read are dropped behind.
+// (With --nocache, durability drops what the copy brought into the page
+// cache at the end: these pages are among them.)
 func (k *hasher) reread(off, n int64) error {
 	if k.buf == nil {
 		k.buf = make([]byte, hashReadBytes)
@@ -384,9 +393,6 @@ func (k *hasher) reread(off, n int64) error {
 		m, err := preadFull(k.src, k.buf[:want], off)
 		if m > 0 {
 			k.write(k.buf[:m])
-			if k.nocache {
-				_ = fadvise(k.src, off, int64(m), unix.FADV_DONTNEED)
-			}
 			off += int64(m)
 			n -= int64(m)
 		}

@@ -175,6 +175,10 @@ type Options struct {
 	// during the copy and after it: --resume's checkpoints record it.
 	HashSnapshotEvery int64
 	HashSnapshots     func(latest func() HashState)
+	// HashWaiting, when set, is called once the bytes are all copied if
+	// the hash still has some to read or hash: the copy then waits for
+	// it (the progress bar says so).
+	HashWaiting func()
 
 	now func() time.Time // the checkpoints' clock, for tests
 }

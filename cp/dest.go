@@ -227,6 +227,9 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		if o.Debug {
 			j.r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(j.dst)))
 		}
+		if j.a.sums != nil {
+			j.sumComplete()
+		}
 		if j.a.progress != nil {
 			j.a.progress.Add(j.e.st.Size)
 		}

@@ -79,6 +79,7 @@ func (j *job) makeHardLink(first *linkFirst) {
 		return
 	}
 	if dst0, err := j.p.dst.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
+		j.noteSum(first.digest)
 		return // DEST already is that link (cp -a a a, or a linked tree)
 	}
 	linked := *j.e
@@ -87,9 +88,11 @@ func (j *job) makeHardLink(first *linkFirst) {
 	lj.e = &linked
 	// A further name of an inode already copied is linked whatever -u
 	// says, as with cp.
-	lj.makeEntry(newEntry{what: "cannot create hard link", create: func(ent durability.Entry) error {
+	if lj.makeEntry(newEntry{what: "cannot create hard link", create: func(ent durability.Entry) error {
 		return unix.Linkat(first.dir.Fd(), first.name, ent.Dir, ent.Name, 0)
-	}})
+	}}) {
+		j.noteSum(first.digest)
+	}
 }
 
 // newEntry is how makeEntry makes an entry: create makes it under a
@@ -101,28 +104,29 @@ type newEntry struct {
 	create, finish func(durability.Entry) error
 }
 
-// makeEntry puts a new entry (n) over DEST, once cp's rules allow it.
-func (j *job) makeEntry(n newEntry) {
+// makeEntry puts a new entry (n) over DEST, once cp's rules allow it. It
+// reports whether DEST is now that entry.
+func (j *job) makeEntry(n newEntry) bool {
 	o, p, dst := j.a.opts, j.p, j.dst
 	ex, ok := j.checkDestUpdate(false, n.update)
 	if !ok {
-		return
+		return false
 	}
 	if o.AttributesOnly && isSymlink(&j.e.st) && ex.st != nil && !o.RemoveDestination && ex.backup == "" {
 		// cp --attributes-only does not replace a DEST by a link.
 		j.r.fail(fmt.Sprintf("%s %s: %s", n.what, quote(dst), errText(unix.EEXIST)))
-		return
+		return false
 	}
 	if o.Verbose {
 		j.r.out(copyingLine(j.src, dst, ex.backup))
 	}
 	if p.dst.Err() != nil {
 		j.r.fail(output.EntryError(n.what, dst, p.dst.Err()))
-		return
+		return false
 	}
 	undo, ok := j.backupStep(&ex)
 	if !ok {
-		return
+		return false
 	}
 	if err := j.replaceEntry(p.dst, j.name, dst, n.create, n.finish); err != nil {
 		undo()
@@ -131,7 +135,7 @@ func (j *job) makeEntry(n newEntry) {
 		} else {
 			j.r.fail(output.EntryError(n.what, dst, err))
 		}
-		return
+		return false
 	}
 	p.dirSync.Added()
 	if j.a.created != nil {
@@ -139,6 +143,7 @@ func (j *job) makeEntry(n newEntry) {
 			j.a.created.note(idOf(&st))
 		}
 	}
+	return true
 }
 
 // preserveEntry is Replace's finish for a new special

@@ -14,6 +14,8 @@ type job struct {
 	name string
 	src  string
 	dst  string
+	// digest is the source's digest (--checksum), once copied.
+	digest []byte
 }
 
 // top reports whether the entry is a command-line operand (looked at in

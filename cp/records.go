@@ -17,6 +17,9 @@ type record struct {
 	lines  []outLine
 	failed bool
 	done   bool
+	// sum is the entry's line of the manifest (--checksum-file), for
+	// sumName; "" for none.
+	sum, sumName string
 }
 
 type lineKind int
@@ -50,6 +53,7 @@ func (r *record) warn(msg string) { r.lines = append(r.lines, outLine{lineWarn, 
 type sequencer struct {
 	mu      sync.Mutex
 	out     *output.Output
+	sums    *manifest // --checksum-file's, given the records' lines in order
 	pending []*record
 	failed  bool
 }
@@ -85,6 +89,9 @@ func (s *sequencer) close(r *record) {
 		}
 		if p.failed {
 			s.failed = true
+		}
+		if p.sum != "" && s.sums != nil {
+			s.sums.add(p.sum, p.sumName)
 		}
 		n++
 	}

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fastcp/internal/fsdir"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sync/atomic"
 
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/internal/sysx"
@@ -42,7 +44,8 @@ type fileCopy struct {
 	start      int64         // where the transfer starts (a resumed leftover's checkpoint)
 	reached    *atomic.Int64 // the transfer's progress, for the checkpoints
 	checkpoint func(int64) error
-	copied     int64 // bytes the transfer wrote
+	copied     int64     // bytes the transfer wrote
+	hash       hash.Hash // --checksum: the source's bytes, as the transfer read them
 }
 
 // copyFile copies the data of SOURCE to DEST: through a temporary file
@@ -95,11 +98,30 @@ func (j *job) copyFile() bool {
 			j.r.out(l)
 		}
 	}
+	if errors.Is(err, copier.ErrHashShort) {
+		err = &output.SourceChanged{What: "changed size while being copied (it ended before the bytes copied were hashed)"}
+	}
 	if err == nil && !o.AttributesOnly {
 		err = sourceChanged(srcF, &c.before, res.Size)
 	}
+	var digest []byte
+	if err == nil && c.hash != nil {
+		// The source did not change while it was copied and hashed.
+		digest = c.hash.Sum(nil)
+		c.dest.SetDigest(digest)
+		if o.Debug {
+			j.r.out(output.ChecksumDebug(o.Checksum.String(), digest, &res))
+		}
+	}
 	c.copied = res.Bytes
-	return c.commit(err)
+	if !c.commit(err) {
+		return false
+	}
+	if digest != nil && !c.special {
+		j.digest = digest
+		j.noteSum(digest)
+	}
+	return true
 }
 
 // verifiable refuses, for --verify, what cannot be read again after the
@@ -181,18 +203,20 @@ func (c *fileCopy) openDest() bool {
 func (c *fileCopy) destOptions() durability.Options {
 	o := c.a.opts
 	return durability.Options{
-		InPlace:     c.inPlace,
-		Truncate:    c.inPlace && !c.special,
-		Perm:        os.FileMode(c.e.st.Mode & 0o777),
-		UnnamedPerm: c.unnamedPerm(),
-		Sync:        o.Sync,
-		NoCache:     o.NoCache,
-		Verify:      o.Verify,
-		Source:      c.srcF,
-		Session:     c.a.session,
-		Named:       c.resumable, // the record needs a name
-		New:         c.ex.absent,
-		FreshDir:    c.p.made,
+		InPlace:      c.inPlace,
+		Truncate:     c.inPlace && !c.special,
+		Perm:         os.FileMode(c.e.st.Mode & 0o777),
+		UnnamedPerm:  c.unnamedPerm(),
+		Sync:         o.Sync,
+		NoCache:      o.NoCache,
+		Verify:       o.Verify,
+		VerifySource: o.VerifySource,
+		Checksum:     o.Checksum,
+		Source:       c.srcF,
+		Session:      c.a.session,
+		Named:        c.resumable, // the record needs a name
+		New:          c.ex.absent,
+		FreshDir:     c.p.made,
 	}
 }
 
@@ -247,6 +271,24 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 	if o.AttributesOnly {
 		copyFn = noData
 	}
+	var hashWaiting func()
+	if o.Checksum != checksum.None && !o.AttributesOnly {
+		c.hash = o.Checksum.New()
+		if c.start > 0 {
+			// A leftover continued: the bytes it holds are SOURCE's
+			// (the trust rule for leftovers), which are hashed from
+			// the start, read from SOURCE.
+			if err := checksum.ReadRange(c.hash, int(srcF.Fd()), 0, c.start, nil); err != nil {
+				if errors.Is(err, checksum.ErrShort) {
+					err = copier.ErrHashShort
+				}
+				return copier.Result{}, &copier.Error{Side: copier.SideRead, Err: err}
+			}
+		}
+		if c.a.progress != nil {
+			hashWaiting = func() { c.a.progress.Describe("hashing " + quote(c.dst)) }
+		}
+	}
 	return copyFn(dest.File, srcF, copier.Options{
 		Progress:   counter,
 		Strategy:   o.Strategy,
@@ -267,6 +309,8 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 		Start:         c.start,
 		Checkpoint:    c.checkpoint,
 		Reached:       c.reached,
+		Hash:          c.hash,
+		HashWaiting:   hashWaiting,
 	})
 }
 

@@ -53,6 +53,8 @@ type app struct {
 
 	parentDirs []parentDone     // --parents: the directories above each SOURCE
 	tops       map[topCopy]bool // the command-line SOURCEs copied, and where
+
+	sums *manifest // --checksum-file's; nil: none
 }
 
 // Run copies as opts say, printing to out and reading -i's answers from
@@ -67,6 +69,14 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 		return true
 	}
 	a.boundBuffers()
+	if opts.ChecksumFile == "-" {
+		// The manifest has standard output to itself.
+		out.LinesToStderr()
+	}
+	if !a.openManifest() {
+		return true
+	}
+	a.seq.sums = a.sums
 	p := a.makePlan()
 	a.startProgress(p.total, a.files)
 	if !opts.Interactive {
@@ -75,6 +85,7 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	}
 	a.copyAll(p)
 	a.finish()
+	a.finishManifest()
 	if a.progress != nil {
 		a.progress.Finish()
 	}

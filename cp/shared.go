@@ -183,10 +183,11 @@ type linkRegistry struct {
 
 // linkFirst is the first copy of a source inode with several links (-a).
 type linkFirst struct {
-	dir  *dir // held until the end of the run
-	name string
-	ok   bool
-	done chan struct{}
+	dir    *dir // held until the end of the run
+	name   string
+	ok     bool
+	digest []byte // --checksum: the copy's digest, for the further names' lines
+	done   chan struct{}
 }
 
 // first returns the first copy of inode id, registering name in d as it

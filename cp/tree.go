@@ -183,6 +183,7 @@ func (a *app) scheduleFile(j *job) {
 		a.schedule(j, func() {
 			defer close(first.done)
 			first.ok = j.copyFile()
+			first.digest = j.digest
 		})
 		return
 	}

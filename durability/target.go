@@ -36,6 +36,7 @@ package durability
 
 import (
 	"errors"
+	"fastcp/checksum"
 	"fastcp/internal/fsdir"
 	"os"
 	"runtime"
@@ -77,8 +78,14 @@ type Options struct {
 	// page cache behind the copy (--nocache).
 	NoCache bool
 	// Verify makes Commit read the destination back past the page cache
-	// and compare its checksum with the source's before the rename.
-	Verify bool
+	// and compare its checksum with the source's before the rename. With
+	// Checksum, and the digest the copy made of the source (SetDigest),
+	// the destination's digest is compared with it, and the source is
+	// not read again unless VerifySource says so.
+	Verify       bool
+	VerifySource bool
+	// Checksum is the algorithm of the digest SetDigest gives (--checksum).
+	Checksum checksum.Algorithm
 	// New says that DEST did not exist when the copy was decided. An
 	// unnamed temporary file is then linked in under DEST's own name,
 	// with no rename: a DEST that appeared meanwhile makes Commit fail
@@ -154,6 +161,9 @@ type Destination struct {
 	// srcCache is what --nocache may drop of Options.Source: what the
 	// copy brings into the page cache (nil without both).
 	srcCache *sourceCache
+	// digest is the source's, made by the copy (SetDigest): --verify
+	// compares the destination's with it.
+	digest []byte
 	// keeper, with --resume, records checkpoints (resume.go).
 	keeper *keeper
 }
@@ -302,11 +312,20 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 		d.srcCache = newSourceCache(o.Source)
 	}
 	d.wb.init(d, o)
-	if o.Verify && o.Source != nil && d.syncable() {
+	if o.Verify && o.Checksum == checksum.None && o.Source != nil && d.syncable() {
 		var sst unix.Stat_t
 		if err := unix.Fstat(int(o.Source.Fd()), &sst); err == nil && sst.Mode&unix.S_IFMT == unix.S_IFREG {
 			d.srcSums = startSourceSums(o.Source, d.srcCache)
 		}
+	}
+}
+
+// SetDigest gives the digest (of Options.Checksum's algorithm) that the
+// copy made of the source's bytes as it read them: with --verify, Commit
+// compares the destination read back with it.
+func (d *Destination) SetDigest(digest []byte) {
+	if d.opts.Checksum != checksum.None && len(digest) == d.opts.Checksum.Size() {
+		d.digest = digest
 	}
 }
 

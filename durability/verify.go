@@ -3,8 +3,11 @@
 package durability
 
 import (
+	"bytes"
+	"crypto/sha512"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"fastcp/checksum"
 	"fastcp/internal/sysx"
 
 	"golang.org/x/sys/unix"
@@ -39,12 +43,14 @@ const verifyChunk = 4 << 20
 // GB/s per core, so checksumming costs far less than the read.
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-// sums are the CRC-32C of every verifyChunk of one side, and its length.
+// sums are the CRC-32C of every verifyChunk of one side, and its length;
+// or, when the side was given to a hash (--checksum), that hash's digest.
 type sums struct {
-	crcs []uint32
-	size int64
-	how  string // ReadEvicted, ReadDirect or ReadPageCache
-	err  error
+	crcs   []uint32
+	digest []byte
+	size   int64
+	how    string // ReadEvicted, ReadDirect or ReadPageCache
+	err    error
 }
 
 // verify reads the destination back from the device, not the page cache,
@@ -92,21 +98,18 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 	if err != nil {
 		return &Error{Op: OpVerify, Err: err}
 	}
+	if d.digest != nil {
+		return d.verifyDigest(src, dirfd, name, flags, limit)
+	}
 	srcDone := make(chan sums, 1)
 	if ss := d.srcSums; ss != nil && src == d.opts.Source {
 		d.srcSums = nil
 		go func() { srcDone <- ss.result() }()
 	} else {
-		drop := func(off, n int64) {}
-		if d.opts.NoCache {
-			drop = func(off, n int64) { fadvise(int(src.Fd()), off, n, unix.FADV_DONTNEED) }
-			if d.srcCache != nil && src == d.opts.Source {
-				drop = d.srcCache.drop
-			}
-		}
-		go func() { srcDone <- sumSource(src, drop) }()
+		drop := d.sourceDrop(src)
+		go func() { srcDone <- sumSource(src, drop, nil) }()
 	}
-	dst := sumReadBack(dirfd, name, flags, d.Stat, limit)
+	dst := sumReadBack(dirfd, name, flags, d.Stat, limit, nil)
 	ss := <-srcDone
 	d.stats.VerifyRead = dst.how
 	if ss.err != nil {
@@ -118,12 +121,59 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 	return compareSums(ss, dst, limit)
 }
 
-// sumSource checksums src from offset 0 with pread, leaving its file
-// position alone. Its pages are most likely still cached from the copy,
-// which is fine: the question is whether the device holds what the source
-// says. drop is called behind the reads (--nocache drops the pages the
-// copy brought in).
-func sumSource(src sysx.Descriptor, drop func(off, n int64)) sums {
+// verifyDigest is --verify with --checksum: the destination read back
+// is hashed and its digest compared with the one the copy made of the
+// source as it read it, so the source is not read again; with
+// Options.VerifySource (--verify=source) it is, and hashed too, at the
+// same time as the destination.
+func (d *Destination) verifyDigest(src sysx.Descriptor, dirfd int, name string, flags int, limit int64) error {
+	alg := d.opts.Checksum
+	srcDone := make(chan sums, 1)
+	if d.opts.VerifySource {
+		drop := d.sourceDrop(src)
+		go func() { srcDone <- sumSource(src, drop, alg.New()) }()
+	}
+	dst := sumReadBack(dirfd, name, flags, d.Stat, limit, alg.New())
+	d.stats.VerifyRead = dst.how
+	if dst.err != nil {
+		return &Error{Op: OpVerify, Err: fmt.Errorf("reading the copy back: %w", dst.err)}
+	}
+	if d.opts.VerifySource {
+		ss := <-srcDone
+		if ss.err != nil {
+			return &Error{Op: OpVerify, Err: fmt.Errorf("reading the source: %w", ss.err)}
+		}
+		if !bytes.Equal(ss.digest, d.digest) {
+			return &Error{Op: OpVerify, Err: fmt.Errorf("%w: %s of the source read again %s, of the source as copied %s (the source changed)",
+				ErrMismatch, alg, checksum.Hex(ss.digest), checksum.Hex(d.digest))}
+		}
+	}
+	if !bytes.Equal(dst.digest, d.digest) {
+		return &Error{Op: OpVerify, Err: fmt.Errorf("%w: %s of the copy read back %s, of the source as copied %s",
+			ErrMismatch, alg, checksum.Hex(dst.digest), checksum.Hex(d.digest))}
+	}
+	return nil
+}
+
+// sourceDrop is what is called behind --verify's reads of src: nothing,
+// or with --nocache a drop of the pages the copy brought in.
+func (d *Destination) sourceDrop(src sysx.Descriptor) func(off, n int64) {
+	drop := func(off, n int64) {}
+	if d.opts.NoCache {
+		drop = func(off, n int64) { fadvise(int(src.Fd()), off, n, unix.FADV_DONTNEED) }
+		if d.srcCache != nil && src == d.opts.Source {
+			drop = d.srcCache.drop
+		}
+	}
+	return drop
+}
+
+// sumSource checksums src from offset 0 with pread (or gives its bytes
+// to h), leaving its file position alone. Its pages are most likely still
+// cached from the copy, which is fine: the question is whether the device
+// holds what the source says. drop is called behind the reads (--nocache
+// drops the pages the copy brought in).
+func sumSource(src sysx.Descriptor, drop func(off, n int64), h hash.Hash) sums {
 	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
 	holes := newHoleMap(fd)
@@ -134,7 +184,7 @@ func sumSource(src sysx.Descriptor, drop func(off, n int64)) sums {
 			drop(off, int64(n))
 		}
 		return n, err
-	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1, holes)
+	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1, holes, h)
 	runtime.KeepAlive(src)
 	return s
 }
@@ -165,8 +215,9 @@ const (
 // only to be checked, and reusing them instead of taking new page cache
 // for every GiB verified keeps the read-back steady while page reclaim
 // comes and goes (docs/measurements.md). So after --verify the copy is not in the page cache. limit < 0
-// reads to end of file.
-func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64) sums {
+// reads to end of file. With h, the bytes are given to h instead of
+// checksummed per chunk.
+func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64, h hash.Hash) sums {
 	fd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
@@ -191,7 +242,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 				fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
 			}
 			return n, err
-		}, bufs, limit, holes)
+		}, bufs, limit, holes, h)
 		s.how = ReadEvicted
 		return s
 	}
@@ -201,7 +252,13 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 		align := dioAlign(dfd)
 		if align > 0 {
 			bufs := [2][]byte{alignedBuffer(verifyChunk, align), alignedBuffer(verifyChunk, align)}
-			s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(dfd, b, off) }, bufs, limit, holes)
+			var hd hash.Hash
+			if h != nil {
+				// A fresh hash: the state of h must stay unused should
+				// O_DIRECT be refused at the first read.
+				hd = newLike(h)
+			}
+			s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(dfd, b, off) }, bufs, limit, holes, hd)
 			unix.Close(dfd)
 			if !(errors.Is(s.err, unix.EINVAL) && s.size == 0) {
 				s.how = ReadDirect
@@ -214,7 +271,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
 	}
 	bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
-	s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(fd, b, off) }, bufs, limit, holes)
+	s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(fd, b, off) }, bufs, limit, holes, h)
 	s.how = ReadPageCache
 	return s
 }
@@ -270,12 +327,20 @@ func readFull(fd int, b []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// newLike returns a new hash of h's algorithm.
+func newLike(h hash.Hash) hash.Hash {
+	if h.Size() == sha512.Size {
+		return checksum.SHA512.New()
+	}
+	return checksum.SHA256.New()
+}
+
 // sumChunks reads chunk after chunk with read (which returns fewer bytes
 // only at end of file) into the two buffers in turn, checksumming each
-// chunk in a second goroutine while the next is read. limit < 0 reads to
-// end of file. A chunk that holes (nil: none) says is a hole is not read:
-// it gets the checksum of zeros.
-func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limit int64, holes *holeMap) sums {
+// chunk in a second goroutine while the next is read (or, with h, giving
+// it to h there). limit < 0 reads to end of file. A chunk that holes (nil:
+// none) says is a hole is not read: it gets the checksum of zeros.
+func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limit int64, holes *holeMap, h hash.Hash) sums {
 	type chunk struct {
 		b   []byte
 		idx int // -1: a hole of len(b) bytes, not read
@@ -288,11 +353,18 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	go func() {
 		var crcs []uint32
 		for c := range full {
-			if c.idx < 0 {
+			switch {
+			case c.idx < 0 && h != nil:
+				checksum.Zeros(h, int64(len(c.b)))
+				continue
+			case c.idx < 0:
 				crcs = append(crcs, zeroSum(len(c.b)))
 				continue
+			case h != nil:
+				h.Write(c.b)
+			default:
+				crcs = append(crcs, crc32.Checksum(c.b, castagnoli()))
 			}
-			crcs = append(crcs, crc32.Checksum(c.b, castagnoli()))
 			free <- c.idx
 		}
 		result <- crcs
@@ -338,6 +410,9 @@ func sumChunks(read func(b []byte, off int64) (int, error), bufs [2][]byte, limi
 	}
 	close(full)
 	s.crcs = <-result
+	if h != nil {
+		s.digest = h.Sum(nil)
+	}
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/output"
@@ -130,6 +131,16 @@ type Options struct {
 	InPlace bool
 	NoCache bool
 	Verify  bool
+	// VerifySource (--verify=source): --verify reads SOURCE again too,
+	// where with --checksum it would compare with the hash made during
+	// the copy alone.
+	VerifySource bool
+	// Checksum is --checksum's algorithm (checksum.None: none): every
+	// regular file's bytes are hashed in the same pass as the copy.
+	Checksum checksum.Algorithm
+	// ChecksumFile is where --checksum-file writes the manifest ("-":
+	// standard output; "": none). It implies --checksum.
+	ChecksumFile string
 	// Resume continues an interrupted copy to the same DEST from its last
 	// checkpoint (and, with -r, skips files already copied completely).
 	Resume bool
@@ -363,6 +374,9 @@ func (o *Options) check(st *parseState) error {
 	if err := o.checkCombinations(); err != nil {
 		return err
 	}
+	if o.ChecksumFile != "" && o.Checksum == checksum.None {
+		o.Checksum = checksum.Default
+	}
 	if o.Benchmark {
 		if len(o.Operands) > 1 {
 			return usagef("extra operand %s", output.Quote(o.Operands[1]))
@@ -436,6 +450,24 @@ func (o *Options) checkCombinations() error {
 		return &UsageError{
 			Msg:  "--verify cannot be combined with --inplace",
 			Hint: "--verify keeps the old DEST on a mismatch, which needs a temporary file; drop --inplace.",
+		}
+	}
+	if o.Checksum != checksum.None || o.ChecksumFile != "" {
+		opt := "--checksum"
+		if o.Checksum == checksum.None {
+			opt = "--checksum-file"
+		}
+		switch {
+		case o.AttributesOnly:
+			return &UsageError{
+				Msg:  opt + " cannot be combined with --attributes-only",
+				Hint: "--attributes-only copies no data to hash; drop one of the two.",
+			}
+		case o.Link != LinkNone:
+			return &UsageError{
+				Msg:  fmt.Sprintf("%s cannot be combined with %s", opt, map[LinkMode]string{LinkHard: "--link", LinkSymbolic: "--symbolic-link"}[o.Link]),
+				Hint: "Links copy no data to hash; drop one of the two.",
+			}
 		}
 	}
 	if o.InPlace && o.Resume {

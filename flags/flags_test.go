@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 )
@@ -87,7 +88,19 @@ func TestOptions(t *testing.T) {
 		{[]string{"--sync=odsync", "a", "b"}, func(o *Options) bool { return o.Sync == durability.SyncODSync }},
 		{[]string{"--inplace", "a", "b"}, func(o *Options) bool { return o.InPlace }},
 		{[]string{"--nocache", "a", "b"}, func(o *Options) bool { return o.NoCache }},
-		{[]string{"--verify", "a", "b"}, func(o *Options) bool { return o.Verify }},
+		{[]string{"--verify", "a", "b"}, func(o *Options) bool { return o.Verify && !o.VerifySource }},
+		{[]string{"--verify=dest", "a", "b"}, func(o *Options) bool { return o.Verify && !o.VerifySource }},
+		{[]string{"--verify=source", "a", "b"}, func(o *Options) bool { return o.Verify && o.VerifySource }},
+		{[]string{"--verify=s", "a", "b"}, func(o *Options) bool { return o.Verify && o.VerifySource }},
+		{[]string{"--veri", "source", "b"}, func(o *Options) bool { return o.Verify && !o.VerifySource && o.Operands[0] == "source" }},
+		{[]string{"a", "b"}, func(o *Options) bool { return o.Checksum == checksum.None && o.ChecksumFile == "" }},
+		{[]string{"--checksum", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA256 && o.ChecksumFile == "" }},
+		{[]string{"--checksum=sha512", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA512 }},
+		{[]string{"--checksum=sha5", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA512 }},
+		{[]string{"--checksum-file=S", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA256 && o.ChecksumFile == "S" }},
+		{[]string{"--checksum-file", "-", "a", "b"}, func(o *Options) bool { return o.ChecksumFile == "-" && len(o.Operands) == 2 }},
+		{[]string{"--checksum-f=S", "--checksum=sha512", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA512 && o.ChecksumFile == "S" }},
+		{[]string{"--checksum", "--verify=source", "a", "b"}, func(o *Options) bool { return o.Checksum == checksum.SHA256 && o.VerifySource }},
 		{[]string{"--resume", "a", "b"}, func(o *Options) bool { return o.Resume && !o.Verify }},
 		{[]string{"-r", "--resume", "--sync=data", "a", "b"}, func(o *Options) bool { return o.Resume && o.Recursive && o.Sync == durability.SyncData }},
 		{[]string{"-j", "4", "a", "b"}, func(o *Options) bool { return o.Jobs == 4 }},
@@ -165,6 +178,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--reflink=never", "--strategy=reflink", "a", "b"}, "--reflink=never cannot be combined with --strategy=reflink", ""},
 		{[]string{"--reflink=always", "--sparse=never", "a", "b"}, "--reflink=always can be used only with --sparse=auto", ""},
 		{[]string{"--inplace", "--verify", "a", "b"}, "--verify cannot be combined with --inplace", ""},
+		{[]string{"--inplace", "--verify=source", "a", "b"}, "--verify cannot be combined with --inplace", ""},
+		{[]string{"--verify=both", "a", "b"}, "invalid argument 'both' for '--verify'", "Valid arguments are:\n  - 'dest'\n  - 'source'"},
+		{[]string{"--checksum=md5", "a", "b"}, "invalid argument 'md5' for '--checksum'", "Valid arguments are:\n  - 'sha256'\n  - 'sha512'"},
+		{[]string{"--checksum=sha", "a", "b"}, "ambiguous argument 'sha' for '--checksum'", ""},
+		{[]string{"--checksum=", "a", "b"}, "ambiguous argument '' for '--checksum'", ""},
+		{[]string{"--checksum-file=", "a", "b"}, "invalid --checksum-file argument ''", "FILE is the manifest's name, or - for standard output."},
+		{[]string{"--checksum-file"}, "option '--checksum-file' requires an argument", ""},
+		{[]string{"--check", "a", "b"}, "option '--check' is ambiguous; possibilities: '--checksum' '--checksum-file'", ""},
+		{[]string{"--checksum", "--attributes-only", "a", "b"}, "--checksum cannot be combined with --attributes-only", ""},
+		{[]string{"--checksum-file=S", "--attributes-only", "a", "b"}, "--checksum-file cannot be combined with --attributes-only", ""},
+		{[]string{"--checksum", "-l", "a", "b"}, "--checksum cannot be combined with --link", ""},
+		{[]string{"--checksum-file=S", "-s", "a", "b"}, "--checksum-file cannot be combined with --symbolic-link", ""},
 		{[]string{"--resume", "--inplace", "a", "b"}, "--resume cannot be combined with --inplace", ""},
 		{[]string{"--verbose=maybe", "a", "b"}, "option '--verbose' doesn't allow an argument", ""},
 		{[]string{"--R", "a", "b"}, "unrecognized option '--R'", ""},

@@ -79,12 +79,23 @@ Durability:
       --nocache                drop the pages the copy brings into the page
                                  cache behind it (a source cached before
                                  stays cached)
-      --verify                 read DEST back past the page cache and compare
-                                 checksums before it replaces the old DEST
+      --verify[=WHAT]          read DEST back past the page cache and compare
+                                 checksums before it replaces the old DEST;
+                                 with --checksum, with the hash made during
+                                 the copy; --verify=source reads SOURCE
+                                 again too
       --resume                 continue an interrupted copy of the same SOURCE
                                  to the same DEST from its last checkpoint
                                  (with -r, skip files already complete);
                                  with nothing to resume, copy as usual
+
+Checksums:
+      --checksum[=ALGORITHM]   hash every file's bytes in the same pass as
+                                 the copy: sha256 (default), sha512
+      --checksum-file=FILE     write the hashes to FILE as sha256sum writes
+                                 them (- for standard output), after the last
+                                 copy; sha256sum -c checks it; implies
+                                 --checksum
 
 Output:
   -v, --verbose                print 'SRC' -> 'DST' for every file
@@ -115,5 +126,7 @@ killed by SIGINT, SIGTERM, SIGHUP after cleaning up ($? 130, 143, 129).
 
 Examples:
   PROG --sync=data disk.img /mnt/usb/       copy a VM image durably
+  PROG -a --checksum-file=/mnt/usb/SHA256SUMS /data/. /mnt/usb
+                                            copy a tree and its manifest
   PROG --benchmark /mnt/newdisk             see which strategy wins there
 `

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 
@@ -59,7 +60,11 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 
 	fs.Var(newEnum(&o.Sync, durability.SyncNames, "sync"), "sync", "durability: none, data, full, osync, odsync")
 	fs.BoolVar(&o.NoCache, "nocache", false, "drop source and destination pages from the page cache behind the copy")
-	fs.BoolVar(&o.Verify, "verify", false, "read DEST back past the page cache and compare checksums")
+	fs.Var(&verifyValue{o}, "verify", "read DEST back past the page cache and compare checksums: dest (bare --verify), source (read SOURCE again too)")
+	fs.Lookup("verify").NoOptDefVal = "dest"
+	fs.Var(&checksumValue{o}, "checksum", "hash every file in the same pass as the copy: sha256 (bare --checksum), sha512")
+	fs.Lookup("checksum").NoOptDefVal = checksum.Default.String()
+	fs.Var(&checksumFileValue{o}, "checksum-file", "write the hashes to FILE as sha256sum writes them (-: standard output)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue an interrupted copy to the same DEST from its last checkpoint")
 
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print 'SRC' -> 'DST' for every file")

@@ -3,6 +3,7 @@
 package flags
 
 import (
+	"fastcp/checksum"
 	"fastcp/output"
 	"fmt"
 	"math"
@@ -199,5 +200,56 @@ func (v *preserveValue) Set(s string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// verifyValue is --verify[=WHAT]: dest (a bare --verify) reads DEST back;
+// source reads SOURCE again too.
+type verifyValue struct{ o *Options }
+
+// VerifyWords are the values --verify takes.
+var VerifyWords = []string{"dest", "source"}
+
+func (v *verifyValue) String() string { return "" }
+func (v *verifyValue) Type() string   { return "WORD" }
+
+func (v *verifyValue) Set(s string) error {
+	w, err := argmatch(s, "--verify", wordChoices(VerifyWords))
+	if err != nil {
+		return err
+	}
+	v.o.Verify, v.o.VerifySource = true, w == 1
+	return nil
+}
+
+// checksumValue is --checksum[=ALGORITHM].
+type checksumValue struct{ o *Options }
+
+func (v *checksumValue) String() string { return "" }
+func (v *checksumValue) Type() string   { return "ALGORITHM" }
+
+func (v *checksumValue) Set(s string) error {
+	a, err := argmatch(s, "--checksum", wordChoices(checksum.Names[1:]))
+	if err != nil {
+		return err
+	}
+	v.o.Checksum = checksum.Algorithm(a + 1)
+	return nil
+}
+
+// checksumFileValue is --checksum-file=FILE.
+type checksumFileValue struct{ o *Options }
+
+func (v *checksumFileValue) String() string { return v.o.ChecksumFile }
+func (v *checksumFileValue) Type() string   { return "FILE" }
+
+func (v *checksumFileValue) Set(s string) error {
+	if s == "" {
+		return &UsageError{
+			Msg:  "invalid --checksum-file argument ''",
+			Hint: "FILE is the manifest's name, or - for standard output.",
+		}
+	}
+	v.o.ChecksumFile = s
 	return nil
 }

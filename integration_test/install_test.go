@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"fastcp/benchmark"
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
@@ -708,6 +709,8 @@ func distValues() []distValue {
 	add("--preserve", flags.PreserveWords)
 	add("--update", flags.UpdateWords)
 	add("--backup", flags.BackupWords)
+	add("--verify", flags.VerifyWords)
+	add("--checksum", checksum.Names[1:])
 	return vs
 }
 
@@ -873,6 +876,10 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"fastcp", "--update", "=", ""}, sorted(flags.UpdateWords)},
 		{[]string{"fastcp", "--update", "=", "none"}, []string{"none", "none-fail"}},
 		{[]string{"fastcp", "--backup", "=", ""}, sorted(flags.BackupWords)},
+		{[]string{"fastcp", "--verify", "=", ""}, sorted(flags.VerifyWords)},
+		{[]string{"fastcp", "--checksum", "=", "sha5"}, []string{"sha512"}},
+		{[]string{"fastcp", "--checksum", ""}, []string{"file", "sub"}}, // optional value: an operand
+		{[]string{"fastcp", "--checksum-file", "=", "fi"}, []string{"file"}},
 		{[]string{"fastcp", "--update", ""}, []string{"file", "sub"}}, // optional value: an operand
 		{[]string{"fastcp", "--stra"}, []string{"--strategy="}},
 		{[]string{"fastcp", "--str"}, []string{"--strategy=", "--strip-trailing-slashes"}},

@@ -28,6 +28,9 @@ type Output struct {
 	stderr io.Writer
 	quiet  bool
 	outErr error // first error writing stdout (EPIPE with -v into a closed pipe)
+	// lines is where Println writes: stdout, or stderr when stdout is
+	// given to one document (--checksum-file=-).
+	lines io.Writer
 	// clearLine, when set, removes the progress bar from the terminal
 	// before a line is printed; called with mu held.
 	clearLine func()
@@ -35,7 +38,30 @@ type Output struct {
 
 // New is the output of a run as prog (the base name of argv[0]).
 func New(prog string, stdout, stderr io.Writer) *Output {
-	return &Output{prog: prog, stdout: stdout, stderr: stderr}
+	return &Output{prog: prog, stdout: stdout, stderr: stderr, lines: stdout}
+}
+
+// LinesToStderr sends the -v and --debug lines to stderr: stdout is
+// for one document (the manifest of --checksum-file=-) and nothing else.
+func (o *Output) LinesToStderr() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines = o.stderr
+}
+
+// WriteStdout writes s, a whole document, to stdout.
+func (o *Output) WriteStdout(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.outErr != nil {
+		return
+	}
+	if o.clearLine != nil {
+		o.clearLine()
+	}
+	if _, err := io.WriteString(o.stdout, s); err != nil {
+		o.outErr = err
+	}
 }
 
 // Prog is the name messages are prefixed with.
@@ -61,7 +87,7 @@ func (o *Output) Println(line string) {
 	if o.clearLine != nil {
 		o.clearLine()
 	}
-	if _, err := io.WriteString(o.stdout, line+"\n"); err != nil {
+	if _, err := io.WriteString(o.lines, line+"\n"); err != nil && o.lines == o.stdout {
 		o.outErr = err
 	}
 }
@@ -267,4 +293,28 @@ func DebugLines(r *copier.Result) []string {
 		lines = append(lines, fmt.Sprintf("sparse: zero blocks made holes: %d bytes, size %d", r.Holes, r.Size))
 	}
 	return lines
+}
+
+// ChecksumDebug is --debug's line for the hash (--checksum) of one copy:
+// the digest, and what it took beside the copy.
+func ChecksumDebug(alg string, digest []byte, r *copier.Result) string {
+	h := r.Hash
+	var how []string
+	if h.Reread > 0 {
+		how = append(how, fmt.Sprintf("%d read again after the kernel copied them", h.Reread))
+	}
+	if h.Tee > 0 {
+		how = append(how, fmt.Sprintf("%d from splice's pipe (tee)", h.Tee))
+	}
+	if h.Zeros > 0 {
+		how = append(how, fmt.Sprintf("%d of holes as zeros", h.Zeros))
+	}
+	if rest := h.Bytes - h.Reread - h.Tee - h.Zeros; rest > 0 {
+		how = append(how, fmt.Sprintf("%d from the copy's buffers", rest))
+	}
+	line := fmt.Sprintf("checksum: %s %x: %d bytes", alg, digest, h.Bytes)
+	if len(how) > 0 {
+		line += " (" + strings.Join(how, ", ") + ")"
+	}
+	return line + fmt.Sprintf(", hashing %.3f s, the copy waited %.3f s for it", h.Time.Seconds(), h.Wait.Seconds())
 }

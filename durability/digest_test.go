@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+
+package durability
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"fastcp/checksum"
+	"fastcp/internal/fsdir"
+
+	"golang.org/x/sys/unix"
+)
+
+func digestOf(a checksum.Algorithm, b []byte) []byte {
+	h := a.New()
+	h.Write(b)
+	return h.Sum(nil)
+}
+
+// --verify with the copy's digest: the destination read back (each way
+// it can be) is hashed and compared with it; a corrupted byte is a
+// mismatch naming both digests, and the old DEST stays.
+func TestVerifyDigest(t *testing.T) {
+	data := randomData(9<<20 + 4321)
+	for _, a := range []checksum.Algorithm{checksum.SHA256, checksum.SHA512} {
+		for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
+			for _, corrupt := range []bool{false, true} {
+				t.Run(a.String()+"/"+how+"/"+map[bool]string{false: "intact", true: "corrupt"}[corrupt], func(t *testing.T) {
+					dir, dest, src := setup(t, data)
+					if how != ReadEvicted {
+						record(t)
+						resident = func(int) (int64, error) { return 4096, nil }
+					}
+					if how == ReadPageCache {
+						real := openFile
+						openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
+							if flags&unix.O_DIRECT != 0 {
+								return -1, unix.EINVAL
+							}
+							return real(dirfd, p, flags, mode)
+						}
+					}
+					if corrupt {
+						corruptBeforeVerify(t, 5<<20+17)
+					}
+					d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: a, Source: src})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.srcSums != nil {
+						t.Error("the source is checksummed behind the copy: the copy's digest makes that needless")
+					}
+					copyInto(t, d, data, 1<<20)
+					d.SetDigest(digestOf(a, data))
+					err = d.Commit(src)
+					if got := d.Stats().VerifyRead; got != how && !onTmpfs(t, dir) {
+						t.Errorf("read back with %q, want %q", got, how)
+					}
+					if !corrupt {
+						if err != nil {
+							t.Fatal(err)
+						}
+						if b, _ := os.ReadFile(dest); !bytes.Equal(b, data) {
+							t.Error("DEST does not hold the copy")
+						}
+						return
+					}
+					var de *Error
+					if !errors.As(err, &de) || de.Op != OpVerify || !errors.Is(err, ErrMismatch) {
+						t.Fatalf("Commit: %v, want a verify mismatch", err)
+					}
+					if !strings.Contains(err.Error(), a.String()+" of the copy read back") || !strings.Contains(err.Error(), checksum.Hex(digestOf(a, data))) {
+						t.Errorf("the message does not name the digests: %v", err)
+					}
+					assertOld(t, dest)
+					assertNoTemps(t, dir)
+				})
+			}
+		}
+	}
+}
+
+// The source is not read again for the comparison: a source rewritten
+// after the copy (with the copy intact) passes; with VerifySource it is
+// read again and the change is caught.
+func TestVerifyDigestSourceReadOnlyWhenAsked(t *testing.T) {
+	data := randomData(3<<20 + 5)
+	for _, again := range []bool{false, true} {
+		t.Run(map[bool]string{false: "dest", true: "source"}[again], func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, VerifySource: again, Checksum: checksum.SHA256, Source: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyInto(t, d, data, 1<<20)
+			d.SetDigest(digestOf(checksum.SHA256, data))
+			if _, err := src.WriteAt([]byte("changed"), 100); err != nil {
+				t.Fatal(err)
+			}
+			err = d.Commit(src)
+			if !again {
+				if err != nil {
+					t.Fatalf("Commit: %v; the source was read again", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "the source changed") {
+				t.Fatalf("Commit: %v, want a mismatch of the source read again", err)
+			}
+			assertOld(t, dest)
+			assertNoTemps(t, dir)
+		})
+	}
+}
+
+// A sparse copy's holes are hashed as zeros on the read-back, not read.
+func TestVerifyDigestSparse(t *testing.T) {
+	dir, dest, src := setup(t, nil)
+	const size = 512 << 20
+	data := randomData(1 << 20)
+	whole := make([]byte, size)
+	copy(whole[100<<20:], data)
+	copy(whole[400<<20:], data)
+	for _, off := range []int64{100 << 20, 400 << 20} {
+		if _, err := src.WriteAt(data, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Truncate(size)
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: checksum.SHA256, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{100 << 20, 400 << 20} {
+		if _, err := d.File.WriteAt(data, off); err != nil {
+			t.Fatal(err)
+		}
+		d.Written(off, int64(len(data)))
+	}
+	unix.Ftruncate(int(d.File.Fd()), size)
+	d.SetDigest(digestOf(checksum.SHA256, whole))
+	before := rchar(t)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	if read := rchar(t) - before; read > 64<<20 {
+		t.Errorf("--verify read %d bytes of a copy holding 2 MiB of data", read)
+	}
+	assertNoTemps(t, dir)
+}
+
+// A digest of the wrong length, or without an algorithm, is not taken:
+// --verify then compares with the source as it always did.
+func TestSetDigestIgnoresAMismatchedDigest(t *testing.T) {
+	data := randomData(1 << 20)
+	_, dest, src := setup(t, data)
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: checksum.SHA512, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyInto(t, d, data, 1<<20)
+	d.SetDigest(digestOf(checksum.SHA256, data))
+	if d.digest != nil {
+		t.Fatal("a SHA-256 digest taken for SHA-512")
+	}
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+}
