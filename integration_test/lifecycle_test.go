@@ -193,6 +193,95 @@ func TestThreeCopiesToOneDest(t *testing.T) {
 	assertNoTemps(t, dir)
 }
 
+// TestTempSwappedBeforeTheAct: another process swaps DEST's temporary
+// name for a file of its own (rename(2) over it) right before fastcp
+// renames that name over DEST, or unlinks it after a failure. strace stops
+// fastcp (SIGSTOP) right after the step before: the mark's removal (a
+// named file's last step before the rename), the link of an unnamed file
+// under its temporary name, a final fdatasync that fails with EIO (then
+// the file is removed). The test swaps the name once the step is seen to
+// be done, then continues fastcp (SIGCONT, until it exits). Every time the
+// other file survives, byte for byte under its name, and DEST is not
+// replaced by it: fastcp exits 1 and DEST is the old file.
+func TestTempSwappedBeforeTheAct(t *testing.T) {
+	t.Parallel()
+	temp := ".fastcp-dst.000000000000"
+	replaced := "fastcp: cannot replace 'dst': the temporary file was removed or replaced by another process\n"
+	for _, tc := range []struct {
+		name, inject string
+		args         []string
+		ready        func(dir string) bool // the step before the act is done
+		want         string
+	}{
+		{"rename-named", "fremovexattr:signal=SIGSTOP:when=1", []string{"--resume"}, func(dir string) bool {
+			_, err := unix.Getxattr(join(dir, temp), markXattr, make([]byte, 256))
+			return err == unix.ENODATA
+		}, replaced},
+		{"rename-unnamed", "linkat:signal=SIGSTOP:when=1", nil, func(dir string) bool {
+			_, err := os.Lstat(join(dir, temp))
+			return err == nil
+		}, replaced},
+		{"unlink-named", "fdatasync:error=EIO:signal=SIGSTOP:when=1", []string{"--resume", "--sync=data"}, func(dir string) bool {
+			return sizeOf(join(dir, temp)) == 1<<20
+		}, "fastcp: fdatasync failed for 'dst': Input/output error\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			strace, bin := faultReady(t)
+			dir := t.TempDir()
+			writeFile(t, join(dir, "src"), randomBytes(1<<20, "swapped"), 0o644)
+			old := randomBytes(4000, "old")
+			writeFile(t, join(dir, "dst"), old, 0o644)
+			set, _, _ := strings.Cut(tc.inject, ":")
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, strace, append([]string{"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + set, "-e", "inject=" + tc.inject, bin},
+				append(tc.args, "src", "dst")...)...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stderr, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			for !tc.ready(dir) {
+				select {
+				case err := <-waited:
+					t.Fatalf("fastcp ended (%v) before the step; output %q", err, stderr.String())
+				case <-time.After(time.Millisecond):
+				}
+			}
+			theirs := []byte("another process's file\n")
+			writeFile(t, join(dir, "theirs"), theirs, 0o600)
+			if err := os.Rename(join(dir, "theirs"), join(dir, temp)); err != nil {
+				t.Fatal(err)
+			}
+			// Continued, however many times it takes: a SIGCONT that
+			// comes before the stop is taken is lost with it.
+			var err error
+			for done := false; !done; {
+				if p := traceePid(cmd.Process.Pid); p > 0 {
+					syscall.Kill(p, syscall.SIGCONT)
+				}
+				select {
+				case err = <-waited:
+					done = true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			r := result{code: waitStatus(err), stderr: dropStraceLines(stderr.String())}
+			wantFailure(t, r, 1, tc.want)
+			assertFileBytes(t, join(dir, temp), theirs)
+			assertFileBytes(t, join(dir, "dst"), old)
+			if left := tempFiles(t, dir); len(left) != 1 {
+				t.Errorf("temporary files %v, want only the other process's", left)
+			}
+		})
+	}
+}
+
 // TestUserFileWithTempName: a user's file whose name looks like a
 // temporary file of fastcp is not a leftover: copied into DEST's
 // directory, it stays there, byte for byte, when a copy to the DEST it

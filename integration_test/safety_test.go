@@ -96,6 +96,77 @@ func TestSignalRemovesTemp(t *testing.T) {
 	}
 }
 
+// TestSignalRemovesNamedTemp is TestSignalRemovesTemp where the temporary
+// file has its name from the start: /proc is hidden (a tmpfs over it, in
+// a mount namespace of the run's own), so no unnamed file can be linked
+// into place. The FIFO source holds the copy once the file has data under
+// its name, and only then comes the signal: every time, fastcp dies of
+// it, no .fastcp-* file is left, and DEST is untouched.
+func TestSignalRemovesNamedTemp(t *testing.T) {
+	t.Parallel()
+	needMount(t)
+	unshare := needTool(t, "unshare")
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+		code int
+	}{
+		{"SIGINT", syscall.SIGINT, 130},
+		{"SIGTERM", syscall.SIGTERM, 143},
+		{"SIGHUP", syscall.SIGHUP, 129},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			outDir := mustMkdir(t, join(dir, "out"))
+			fifo, dst := join(dir, "src.fifo"), join(outDir, "dst")
+			mkfifo(t, fifo)
+			old := randomBytes(5000, "old")
+			writeFile(t, dst, old, 0o644)
+
+			hold := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			defer release()
+			wrote := fifoWriter(fifo, randomBytes(100<<10, "partial"), hold)
+
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			// unshare and sh exec, so the process started is fastcp.
+			cmd := exec.CommandContext(ctx, unshare, "-m", "--propagation", "private", "/bin/sh", "-c",
+				`mount -t tmpfs none /proc && exec "$0" "$@"`, setup.Bin, fifo, dst)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL=C")
+			cmd.WaitDelay = 5 * time.Second
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+
+			if !waitFor(func() bool {
+				names := tempFiles(t, outDir)
+				return len(names) == 1 && sizeOf(join(outDir, names[0])) > 0
+			}) {
+				t.Fatalf("no named temporary file with data appeared in DEST's directory; stderr %q", stderr.String())
+			}
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			release()
+			waitFIFOPeer(t, fifo, wrote)
+			wantSignalDeath(t, err, c.name, c.code, stderr.String())
+			if stdout.Len() != 0 || stderr.Len() != 0 {
+				t.Errorf("stdout %q, stderr %q; want nothing", stdout.String(), stderr.String())
+			}
+			assertNoTemps(t, outDir, dir)
+			assertFileBytes(t, dst, old)
+		})
+	}
+}
+
 // TestSuccessLeavesNoTemp checks that a successful copy over an existing
 // DEST leaves only DEST (with the new bytes) in its directory.
 func TestSuccessLeavesNoTemp(t *testing.T) {
