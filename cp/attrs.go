@@ -30,6 +30,10 @@ type target struct {
 	fd   int // >= 0: an open file
 	path string
 	link bool // a symbolic link: no chmod
+	// st (if not nil) is the file's stat as it is now: a chown that
+	// would change nothing is not made (on a network filesystem each
+	// call is a round trip or three).
+	st *unix.Stat_t
 }
 
 // preserve applies the attributes -p/--preserve ask for, from the source
@@ -133,6 +137,9 @@ func (t target) removeXattr(name string) error {
 }
 
 func (t target) chown(uid, gid int) error {
+	if t.st != nil && (uid == -1 || uint32(uid) == t.st.Uid) && (gid == -1 || uint32(gid) == t.st.Gid) {
+		return nil
+	}
 	return ignoringEINTR(func() error {
 		if t.fd >= 0 {
 			return unix.Fchown(t.fd, uid, gid)
@@ -277,7 +284,7 @@ func (j *job) keepDestXattrs(t target, path string, dst *unix.Stat_t) {
 // cannot keep of DEST is a warning in the entry's record.
 func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx.File, dst *unix.Stat_t, newFile bool) error {
 	a, sst, name := j.a, &j.e.st, j.dst
-	t := target{fd: int(dest.File.Fd())}
+	t := target{fd: int(dest.File.Fd()), st: dest.Stat}
 	if !a.opts.Preserve.Mode {
 		if newFile {
 			mode := newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, destPath))
@@ -296,6 +303,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 					j.r.warn(fmt.Sprintf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
 						quote(name), os.Geteuid(), os.Getegid(), dst.Uid, dst.Gid, errText(err)))
 				}
+				t.st = nil // its owner is no longer known
 			}
 			// After the chown, which would drop security.capability, and
 			// before the chmod, which then adjusts an ACL's mask as it

@@ -248,3 +248,37 @@ func TestLinkKeptWhenItsOwnerFails(t *testing.T) {
 		})
 	}
 }
+
+// A chown that would change nothing is not made (on a network mount it is
+// three round trips: the kernel's getattr, the setattr, the getattr after):
+// -a of files that already have the owner a new file gets makes no fchown,
+// of one owned by another user one.
+func TestNoChownThatChangesNothing(t *testing.T) {
+	needRoot(t)
+	strace := durStrace(t)
+	dir := t.TempDir()
+	mustMkdir(t, join(dir, "src"))
+	for _, n := range []string{"a", "b", "c"} {
+		writeFile(t, join(dir, "src", n), []byte(n), 0o644)
+	}
+	if err := os.Chown(join(dir, "src", "c"), 4321, 4321); err != nil {
+		t.Fatal(err)
+	}
+	log := join(dir, "strace.log")
+	cmd := exec.Command(strace, "-f", "-qq", "-o", log, "-e", "trace=fchown", setup.Bin, "-a", "src/a", "src/b", "src/c", "dst/")
+	cmd.Dir = dir
+	mustMkdir(t, join(dir, "dst"))
+	wantSuccess(t, runCmd(t, cmd))
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := regexp.MustCompile(`fchown\(\d+, (\d+), (\d+)\)`).FindAllStringSubmatch(string(b), -1); len(calls) != 1 || calls[0][1] != "4321" {
+		t.Errorf("fchown calls %v, want one, to 4321", calls)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if st := statT(t, join(dir, "dst", n)); st.Uid != statT(t, join(dir, "src", n)).Uid {
+			t.Errorf("dst/%s belongs to %d", n, st.Uid)
+		}
+	}
+}
