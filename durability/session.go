@@ -29,9 +29,15 @@ type Session struct {
 	armOnce sync.Once
 	arm     func()
 
-	// mu guards the maps; unlessInterrupted takes it shared, so that -j
-	// copies link their files in at once, and Interrupt for good.
+	// mu orders the run's acts on its entries against Interrupt: every
+	// create, commit and removal holds it shared, so that -j copies
+	// create, link and rename their files at once (on a network
+	// filesystem each is a round trip), and Interrupt takes it for good,
+	// once those under way are done: nothing is made, linked or renamed
+	// after it. tmu guards the maps and each entry's keeper against the
+	// shared holders.
 	mu      sync.RWMutex
+	tmu     sync.Mutex
 	temps   map[*tempEntry]struct{}
 	inPlace map[*Destination]struct{}
 	funcs   map[int]func()
@@ -60,41 +66,48 @@ func (s *Session) Arm() {
 	}
 }
 
-// create makes an entry under s's lock with mk, which returns the new
-// entry's identity, and registers it.
+// create makes an entry with mk, which returns the new entry's identity,
+// and registers it, all under s's lock taken shared: Interrupt, which
+// waits for it, finds the entry registered.
 func (s *Session) create(dir *fsdir.Dir, name string, mk func() (identity, error)) (*tempEntry, error) {
 	s.Arm()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	id, err := mk()
 	if err != nil {
 		return nil, err
 	}
 	e := &tempEntry{dir: dir, name: name, id: id}
+	s.tmu.Lock()
 	if s.temps == nil {
 		s.temps = make(map[*tempEntry]struct{})
 	}
 	s.temps[e] = struct{}{}
+	s.tmu.Unlock()
 	return e, nil
 }
 
 // forget unregisters e without touching it.
 func (s *Session) forget(e *tempEntry) {
-	s.mu.Lock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.tmu.Lock()
 	delete(s.temps, e)
-	s.mu.Unlock()
+	s.tmu.Unlock()
 }
 
 // remove removes e (if its name still is this run's file) and unregisters it.
 func (s *Session) remove(e *tempEntry) {
-	s.mu.Lock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	e.removeIfOurs()
 	s.drop(e)
-	s.mu.Unlock()
 }
 
-// drop unregisters e; s is locked.
+// drop unregisters e; s is locked, shared or for good.
 func (s *Session) drop(e *tempEntry) {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
 	delete(s.temps, e)
 	if k := e.keeper; k != nil {
 		k.stop()
@@ -109,16 +122,19 @@ func (s *Session) drop(e *tempEntry) {
 // keep makes e resumable (--resume): a fatal signal records its last
 // checkpoint with k instead of removing it.
 func (s *Session) keep(e *tempEntry, k *keeper) {
-	s.mu.Lock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.tmu.Lock()
 	e.keeper = k
-	s.mu.Unlock()
+	s.tmu.Unlock()
 }
 
 // commit renames e over target and unregisters it; on failure e is
-// removed. Under s's lock: after Interrupt, no rename happens.
+// removed. Under s's lock, shared: -j copies rename at once, and after
+// Interrupt no rename happens.
 func (s *Session) commit(e *tempEntry, target string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	err := e.renameOver(target)
 	if err != nil {
 		e.removeIfOurs()
@@ -142,8 +158,10 @@ func (s *Session) writingInPlace(d *Destination, on bool) {
 	if on {
 		s.Arm()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
 	if !on {
 		delete(s.inPlace, d)
 		return
@@ -158,8 +176,10 @@ func (s *Session) writingInPlace(d *Destination, on bool) {
 // its test files. The returned function unregisters it.
 func (s *Session) AtInterrupt(fn func()) (unregister func()) {
 	s.Arm()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
 	s.nextID++
 	id := s.nextID
 	if s.funcs == nil {
@@ -167,9 +187,11 @@ func (s *Session) AtInterrupt(fn func()) (unregister func()) {
 	}
 	s.funcs[id] = fn
 	return func() {
-		s.mu.Lock()
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		s.tmu.Lock()
 		delete(s.funcs, id)
-		s.mu.Unlock()
+		s.tmu.Unlock()
 	}
 }
 
@@ -199,6 +221,10 @@ type Interrupted struct {
 // (writeback.go), and what the kernel's own flusher started.
 func (s *Session) Interrupt() Interrupted {
 	s.mu.Lock()
+	// Every other holder of tmu holds mu shared, so after this nothing
+	// is registered or dropped any more.
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
 	var r Interrupted
 	// A call of the copy in flight (a sendfile or copy_file_range of up
 	// to 64 MiB) has written bytes that its progress does not count
