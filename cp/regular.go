@@ -195,8 +195,40 @@ func (c *fileCopy) openDest() bool {
 		return false
 	}
 	c.reportLeftovers(dst, c.dest.Leftovers())
+	if c.a.opts.Sync != durability.SyncNone {
+		c.dirSyncCaveat()
+	}
 	c.startCheckpoints()
 	return true
+}
+
+// dirSyncCaveat warns, once per filesystem, that --sync cannot promise
+// that the name of a copy on it is durable: its directory fsync may not
+// reach the server's storage (fsdir.DirSyncUntrusted), though the file's
+// own flush does.
+func (c *fileCopy) dirSyncCaveat() {
+	st := c.dest.Stat
+	if st == nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return
+	}
+	a := c.a
+	a.syncFSMu.Lock()
+	defer a.syncFSMu.Unlock()
+	if a.syncFS[st.Dev] {
+		return
+	}
+	if a.syncFS == nil {
+		a.syncFS = make(map[uint64]bool)
+	}
+	a.syncFS[st.Dev] = true
+	var fs unix.Statfs_t
+	if unix.Fstatfs(int(c.dest.File.Fd()), &fs) != nil {
+		return
+	}
+	if kind := fsdir.DirSyncUntrusted(int64(fs.Type)); kind != "" {
+		c.r.warn(fmt.Sprintf("--sync: %s is on a %s filesystem, whose directory fsync may not reach stable storage: the data is flushed, the name may not be",
+			quote(c.dst), kind))
+	}
 }
 
 // destOptions are durability's options for this copy.

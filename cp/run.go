@@ -49,6 +49,9 @@ type app struct {
 
 	linkAttrs linkAttrs // where a symbolic link's own owner and times can be set
 
+	syncFSMu sync.Mutex
+	syncFS   map[uint64]bool // --sync: DEST filesystems (devices) looked at
+
 	bufferSize int // --buffer-size, bounded by maxBufferTotal across -j
 
 	parentDirs []parentDone     // --parents: the directories above each SOURCE

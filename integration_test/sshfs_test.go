@@ -9,6 +9,7 @@ package integration_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,9 +100,10 @@ func lutimes(path string, ts []unix.Timespec) error {
 	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
-// treeEntries describes each entry under root a tree's entry is, for comparing trees: a link's
-// target, a file's bytes, mode, owner and mtime, a directory's mode.
-func treeEntries(t *testing.T, root string) map[string]string {
+// treeEntries describes each entry under root, for comparing trees: a
+// link's target; a file's bytes (their hash), mode, owner and, with times,
+// mtime; a directory's mode.
+func treeEntries(t *testing.T, root string, times bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
@@ -122,7 +124,12 @@ func treeEntries(t *testing.T, root string) map[string]string {
 			if err != nil {
 				return err
 			}
-			out[rel] = fmt.Sprintf("file %q %v %d:%d %s", b, fi.Mode(), st.Uid, st.Gid, fi.ModTime().UTC().Format(time.RFC3339Nano))
+			h := fnv.New64a()
+			h.Write(b)
+			out[rel] = fmt.Sprintf("file of %d bytes, fnv %x, %v %d:%d", len(b), h.Sum64(), fi.Mode(), st.Uid, st.Gid)
+			if times {
+				out[rel] += " " + fi.ModTime().UTC().Format(time.RFC3339Nano)
+			}
 		case fi.IsDir() && rel != ".":
 			out[rel] = fmt.Sprintf("dir %v", fi.Mode())
 		}
@@ -169,7 +176,7 @@ func TestSSHFSLinks(t *testing.T) {
 	mustMkdir(t, src)
 	linkTree(t, src, "outside-file", 60)
 	outside := join(m.Remote, "outside-file")
-	want := treeEntries(t, src)
+	want := treeEntries(t, src, true)
 	for _, tc := range []struct{ name, tool string }{{"j1", setup.Bin}, {"j4", setup.Bin}, {"cp", ccGNUcp}} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(outside)
@@ -182,7 +189,7 @@ func TestSSHFSLinks(t *testing.T) {
 			cmd := exec.Command(tc.tool, append(args, src, join(m.Dir, tc.name))...)
 			cmd.Env = append(os.Environ(), "LC_ALL=C")
 			r := runCmd(t, cmd)
-			got := treeEntries(t, join(m.Remote, tc.name))
+			got := treeEntries(t, join(m.Remote, tc.name), true)
 			if tc.name == "cp" {
 				// cp sets a link's owner and times on its target through
 				// this mount: only its links are compared.
@@ -280,5 +287,34 @@ func TestNoChownThatChangesNothing(t *testing.T) {
 		if st := statT(t, join(dir, "dst", n)); st.Uid != statT(t, join(dir, "src", n)).Uid {
 			t.Errorf("dst/%s belongs to %d", n, st.Uid)
 		}
+	}
+}
+
+// --sync onto sshfs flushes the data but cannot promise the name: sshfs
+// answers a directory fsync without asking the server. One warning per run
+// says so, for a file as for a tree.
+func TestSSHFSSyncSaysWhatItCannot(t *testing.T) {
+	m := sshfsMount(t)
+	src := t.TempDir()
+	writeFile(t, join(src, "f"), randomBytes(1<<20, t.Name()), 0o644)
+	mustMkdir(t, join(src, "tree", "sub"))
+	for _, n := range []string{"a", "b", "sub/c"} {
+		writeFile(t, join(src, "tree", n), randomBytes(4096, n), 0o644)
+	}
+	warning := func(dst string) string {
+		return "fastcp: warning: --sync: " + q(dst) + " is on a FUSE filesystem, whose directory fsync may not reach stable storage: the data is flushed, the name may not be\n"
+	}
+	dst := join(m.Dir, "f")
+	r := fastcp(t, src, "--sync=data", "f", dst)
+	if r.code != 0 || r.stdout != "" || r.stderr != warning(dst) {
+		t.Errorf("%v, want exit 0 and the warning", r)
+	}
+	assertSameContent(t, join(src, "f"), join(m.Remote, "f"))
+	r = fastcp(t, src, "-r", "--sync=full", "tree", join(m.Dir, "tree"))
+	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "is on a FUSE filesystem, whose directory fsync may not reach stable storage") {
+		t.Errorf("%v, want exit 0 and one warning", r)
+	}
+	if d := diffTrees(treeEntries(t, join(src, "tree"), false), treeEntries(t, join(m.Remote, "tree"), false)); d != "" {
+		t.Errorf("the tree differs:\n%s", d)
 	}
 }

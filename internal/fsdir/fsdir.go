@@ -304,6 +304,25 @@ func RemoteFS(fsType int64) bool {
 	return false
 }
 
+// DirSyncUntrusted names the kind of filesystem of magic number fsType
+// whose directory fsync may return without the directory's entries on a
+// server's stable storage, or is "" for one whose directory fsync can be
+// trusted: a FUSE daemon may answer it without passing it on (sshfs does),
+// and SMB and 9P have no directory flush a client could send. (NFS
+// servers commit a create or rename before they answer it, unless an
+// export is "async".)
+func DirSyncUntrusted(fsType int64) string {
+	switch fsType {
+	case unix.FUSE_SUPER_MAGIC:
+		return "FUSE"
+	case unix.SMB_SUPER_MAGIC, unix.SMB2_SUPER_MAGIC, unix.CIFS_SUPER_MAGIC:
+		return "SMB"
+	case unix.V9FS_MAGIC:
+		return "9P"
+	}
+	return ""
+}
+
 // PseudoFS reports whether the filesystem of magic number fsType has files
 // whose sizes and times say nothing about their contents. (A switch, not a
 // map: nothing to build at every start.)
