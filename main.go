@@ -76,6 +76,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 			Runs:    opts.BenchRuns,
 			JSON:    opts.JSON,
 			Quiet:   opts.Progress == flags.ProgressOff,
+			Width:   benchmark.Width(stdout, os.LookupEnv),
 			Session: session,
 		}, stdout, stderr, out.Prog())
 	}

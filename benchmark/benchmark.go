@@ -8,15 +8,23 @@
 //
 // A test file of Config.Size random bytes (ChaCha8: incompressible, and
 // generated faster than the disk writes) is written into a private
-// directory DIR/.fastcp-bench-XXXXXX (or one in Config.From), and copied
-// into a private directory in DIR, each strategy forced (no fallback):
+// directory DIR/.fastcp-bench-XXXXXX (or one in Config.From; when DIR is
+// on a network or FUSE mount, one on a local filesystem: localSource), and
+// copied into a private directory in DIR, each strategy forced (no
+// fallback):
 //
-//  1. every strategy (reflink, copy_file_range, sendfile, splice, rw with
-//     copier.DefaultBufferSize), cold cache: before each run the source is
-//     written back and evicted (fdatasync, posix_fadvise POSIX_FADV_DONTNEED,
-//     then checked with mincore: a row whose source stayed in memory, as on
-//     tmpfs, says "warm"); after each run the copy is written back, evicted
-//     and removed, untimed. The copy alone is timed, as with --sync=none;
+//  1. auto as fastcp chooses (as a copy without --sync, and as one with
+//     it), then every strategy (reflink, copy_file_range, direct, sendfile,
+//     splice, rw with copier.DefaultBufferSize), cold cache: before each
+//     run the source is written back and evicted (fdatasync, posix_fadvise
+//     POSIX_FADV_DONTNEED, then checked with mincore: a row whose source
+//     stayed in memory, as on tmpfs, says "warm"); after each run the copy
+//     is evicted and removed, untimed. Each run is timed to two end points:
+//     the copy's return (as with --sync=none), and its data on the device
+//     (the copy, then fdatasync). The device's limit (limit.go) runs among
+//     them, and the rows take turns, one run of each a round, so that they
+//     share the host's weather. The verdict (verdict.go) compares auto's
+//     choice with the fastest strategy beyond the runs' noise;
 //  2. the rw loop at 4 KiB, 8 KiB, ... 16 MiB buffers, warm cache (the
 //     source is read into the page cache first, the copy is written to the
 //     page cache and removed unflushed, so the rows measure the cost per
@@ -38,7 +46,12 @@
 //
 // The benchmark refuses to start when DIR (or From) has less than twice the
 // test size available, and removes its private directories on return and,
-// through durability.AtInterrupt, on SIGINT, SIGTERM and SIGHUP.
+// through durability.AtInterrupt, on SIGINT, SIGTERM and SIGHUP (which
+// also erase its progress line).
+//
+// The tables fit Config.Width columns (80 unless the terminal is wider):
+// prose is wrapped, and each table takes the widest of its layouts that
+// fits (layout.go); --json has every figure.
 //
 // # JSON (--json)
 //
@@ -48,27 +61,33 @@
 //	  "schema": 1,
 //	  "dir": "/mnt/new",              copies written here
 //	  "dir_fs": "xfs",                filesystem type (mount table)
-//	  "from": "/mnt/new",             source file here (= dir without --bench-from)
+//	  "from": "/mnt/new",             source file here (= dir without --bench-from,
+//	                                  unless dir is a network or FUSE mount)
 //	  "from_fs": "xfs",
+//	  "from_why": "",                 why: "", "--bench-from", or why dir's mount
+//	                                  made it take a local filesystem
 //	  "size_bytes": 268435456,        test file size
 //	  "runs": 3,                      --bench-runs
 //	  "sections": [                   sections 1, 2, 3
 //	    {
 //	      "number": 1,
-//	      "title": "Strategies",
+//	      "title": "Strategies (forced, no fallback; auto as fastcp chooses)",
 //	      "cache": "cold",            "cold" when every row's source was evicted, else "warm"
 //	      "timed": "...",             what the timer covered
 //	      "note": "...",              how the rows were made ("" if nothing to add)
 //	      "rows": [
 //	        {
 //	          "section": 1,
-//	          "strategy": "rw",       reflink, copy_file_range, direct, sendfile, splice, rw
+//	          "strategy": "rw",       auto (section 1's first two rows), reflink,
+//	                                  copy_file_range, direct, sendfile, splice, rw
 //	          "buffer_size": 1048576, rw's buffer in bytes, 0 for other strategies
-//	          "sync": "none",         none, data, full, osync, odsync
+//	          "sync": "none",         none, data, full, osync, odsync (section 1:
+//	                                  "data" on the auto row that chose as --sync does)
 //	          "cache": "cold",        the source: "cold" (evicted, mincore < 1% resident) or "warm"
 //	          "bytes": 268435456,     bytes per copy (section 3: at most 32 MiB)
 //	          "runs": 3,              timed runs (fewer in sections 2, 3 over budget; 0 when refused)
-//	          "median_s": 0.41,       wall seconds: median, min, max of the runs
+//	          "median_s": 0.41,       wall seconds until the copy returned: median,
+//	                                  min, max of the runs
 //	          "min_s": 0.40,
 //	          "max_s": 0.43,
 //	          "mb_per_s": 654.7,      bytes / median_s / 10^6
@@ -85,6 +104,15 @@
 //	          },
 //	          "open_flags": "",       section 3: "O_SYNC" or "O_DSYNC" as fcntl(F_GETFL) saw them
 //	          "shared_extents": false, the copy shares the source's extents (FIEMAP): no data copied
+//	          "resident": 0.0,        the largest cached share of the source before a run
+//	          "flushed_median_s": 0.45, section 1: seconds until the data was on the
+//	          "flushed_min_s": 0.43,    device (the copy, then fdatasync), median,
+//	          "flushed_max_s": 0.47,    min, max; 0 in sections 2 and 3
+//	          "flushed_mb_per_s": 596.5, bytes / flushed_median_s / 10^6
+//	          "share_of_limit": 0.48, flushed_mb_per_s against the device limit
+//	                                  (0: none, or shared extents)
+//	          "share_note": "",       why a share passes 1, or why there is none
+//	          "chosen": "rw",         the strategy that moved the bytes (auto's choice)
 //	          "durability": {         section 3: what durability did (zeros in sections 1, 2)
 //	            "flush": "fdatasync",           final flush: "fdatasync", "fsync", "" for none
 //	            "flush_s": 0.031,               its seconds
@@ -116,8 +144,29 @@
 //	    "syscall_method": "raw syscall",
 //	    "clock": "CLOCK_THREAD_CPUTIME_ID"   the ns are the thread's CPU time
 //	  },
-//	  "fastest": "copy_file_range",   the section 1 row with the smallest median ("" if all refused)
+//	  "fastest": "copy_file_range",   the forced section 1 row with the smallest median_s
+//	                                  ("" if all were refused)
 //	  "fastest_mb_per_s": 654.7,
+//	  "verdict": {                    auto's choice against the fastest strategy
+//	    "rule": "...",                how the runs' noise is judged
+//	    "plain": {                    copies without --sync, by median_s
+//	      "auto": "copy_file_range",  auto's choice
+//	      "auto_median_s": 0.41,      its median, and its min and max with
+//	      "auto_min_s": 0.40,         those of its choice's forced row
+//	      "auto_max_s": 0.52,
+//	      "best": "sendfile",         the fastest forced strategy
+//	      "best_median_s": 0.30,
+//	      "best_min_s": 0.29,
+//	      "best_max_s": 0.31,
+//	      "noise": 0.12,              the median row's (max-min)/median, >= 0.10
+//	      "beats": true,              best's slowest run beat auto's fastest
+//	                                  by more than the noise
+//	      "why": "..."                the judgement in words
+//	    },
+//	    "synced": {...},              copies with --sync, by flushed_median_s
+//	    "advice": "--strategy=sendfile without --sync",   "" for nothing
+//	    "text": "what to do: ..."     the tables' last line
+//	  },
 //	  "seconds": 61.2,                wall time of the whole benchmark
 //	  "notes": []                     anything that makes a row less than it claims
 //	}
@@ -152,6 +201,9 @@ type Config struct {
 	Runs  int    // timed runs per row
 	JSON  bool   // one JSON document on stdout instead of tables
 	Quiet bool   // no progress indication
+	// Width is the report's width in columns (Width(stdout, ...));
+	// below MinWidth, MinWidth.
+	Width int
 	// Session is the run's, which the signal handler interrupts: the
 	// benchmark's files are removed then. nil: they are not.
 	Session *durability.Session
@@ -189,8 +241,10 @@ const sections = 4
 func Run(c Config, stdout, stderr io.Writer, prog string) int {
 	b := &bench{cfg: c, prog: newProgress(stderr, c.Quiet), ws: &workspace{}}
 	if !c.JSON {
-		b.tables = &tablePrinter{w: stdout}
+		b.tables = &tablePrinter{w: stdout, width: max(c.Width, MinWidth)}
 	}
+	// A fatal signal erases the progress line before the process dies.
+	defer b.prog.freezeAt(c.Session)()
 	err := b.run()
 	b.prog.clear()
 	if err != nil {
@@ -261,8 +315,17 @@ func (b *bench) run() (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	if from == "" {
+	fromWhy := ""
+	if from != "" {
+		fromWhy = "--bench-from"
+	} else {
 		from = dir
+		if err := checkDir(dir); err != nil {
+			return err
+		}
+		if local, why := localSource(dir, b.size); local != "" {
+			from, fromWhy = local, why
+		}
 	}
 	// Everything is checked before anything is created.
 	if err := b.checkDirs(dir, from); err != nil {
@@ -290,7 +353,7 @@ func (b *bench) run() (err error) {
 	b.dstPath = filepath.Join(b.dstDir, "copy")
 
 	b.rep = Report{
-		Schema: 1, Dir: dir, DirFS: fsType(dir), From: from, FromFS: fsType(from),
+		Schema: 1, Dir: dir, DirFS: fsTypeOf(dir), From: from, FromFS: fsTypeOf(from), FromWhy: fromWhy,
 		SizeBytes: b.size, Runs: b.runs, Sections: []Section{}, Notes: []string{},
 	}
 	if b.tables != nil {
@@ -344,42 +407,165 @@ func (b *bench) note(format string, a ...any) {
 	}
 }
 
-// section1 times every strategy, cold, and returns the fastest.
+// section1 times every strategy, cold, and auto as fastcp chooses (as a
+// copy without --sync, and as one with it), each to two end points: the
+// copy's return and its data on the device. The rows take turns, one run
+// of each a round, the device limit among them, the first of the round
+// changing from round to round: the host's weather changes by the minute,
+// and rows measured one after the other would each get their own. It
+// returns the fastest forced strategy.
 func (b *bench) section1() (copier.Strategy, error) {
 	s := Section{
-		Number: 1, Title: "Strategies (forced, no fallback)",
-		Timed: "the copy alone, as with --sync=none (the destination's pages are flushed after the timer stops)",
-		Note: "before each run the source and the previous copy are written back and evicted (fdatasync, posix_fadvise DONTNEED), the copy removed; " +
-			"cached = the largest share of the source in the page cache right before a timed run (mincore); share = MB/s against the device's O_DIRECT limit",
+		Number: 1, Title: "Strategies (forced, no fallback; auto as fastcp chooses)",
+		Timed: "each copy to two end points: until it returned (copy ms, what a copy without --sync waits for), " +
+			"and until its data was on the device (disk ms: the copy, then fdatasync of the destination; " +
+			"what a --sync copy waits for, and the device limit's end point); min-max, MB/s and share are of disk ms",
+		Note: "the rows take turns, one run of each a round, the device limit among them; " +
+			"before each run the source and the previous copy are written back and evicted (fdatasync, posix_fadvise DONTNEED); " +
+			"cached = the largest share of the source in the page cache right before a run (mincore); " +
+			"share = disk MB/s against the device limit; " +
+			"auto chooses as a copy without --sync does, auto --sync as one with it",
 	}
-	s.DeviceLimit = b.deviceLimit()
+	specs := []rowSpec{
+		{section: 1, strategy: copier.Auto, cold: true},
+		{section: 1, strategy: copier.Auto, sync: durability.SyncData, cold: true},
+	}
+	for _, st := range copier.Strategies() {
+		specs = append(specs, rowSpec{section: 1, strategy: st, buffer: bufferFor(st), cold: true})
+	}
+	type rowState struct {
+		row     Row
+		samples []sample
+		done    bool // refused
+	}
+	states := make([]rowState, len(specs))
+	for i, spec := range specs {
+		states[i].row = b.newRow(spec)
+	}
+	lim := b.newLimitProbe()
+	defer lim.close()
+	n := len(specs) + 1 // the device limit is the last
+	for run := 1; run <= b.runs; run++ {
+		for k := range n {
+			i := (k + run - 1) % n
+			if i == len(specs) {
+				b.prog.set("section 1/%d: the device's O_DIRECT limit run %d/%d", sections, run, b.runs)
+				lim.run()
+				continue
+			}
+			st := &states[i]
+			if st.done {
+				continue
+			}
+			b.prog.set("section 1/%d: %s run %d/%d", sections, specs[i].label(), run, b.runs)
+			smp, refused, err := b.runRow(specs[i], &st.row)
+			if err != nil {
+				return 0, err
+			}
+			if refused {
+				st.done = true
+				continue
+			}
+			st.samples = append(st.samples, smp)
+		}
+	}
+	s.DeviceLimit = lim.result()
 	if s.DeviceLimit.Error != "" {
 		b.note("the device's O_DIRECT limit is unknown: %s", s.DeviceLimit.Error)
+	} else if s.DeviceLimit.Buffers == buffersSmall {
+		b.note("no huge pages for the device limit's buffers: its requests were cut to %s, what the device takes in one; "+
+			"reserve huge pages (sysctl vm.nr_hugepages=64) or enable transparent ones for a truer limit", formatSize(int64(s.DeviceLimit.BlockBytes)))
 	}
 	fastest, best := copier.RW, -1.0
 	found := false
-	for _, st := range copier.Strategies() {
-		r, err := b.row(rowSpec{section: 1, strategy: st, buffer: bufferFor(st), cold: true})
-		if err != nil {
-			return 0, err
-		}
-		if !r.Refused && (best < 0 || r.MedianS < best) {
-			fastest, best, found = st, r.MedianS, true
-			b.rep.Fastest, b.rep.FastestMBps = r.Strategy, r.MBps
-		}
-		if lim := s.DeviceLimit.LimitMBps; lim > 0 && !r.Refused {
-			r.ShareOfLimit = r.MBps / lim
+	resident := 0.0
+	for i := range states {
+		st := &states[i]
+		r := st.row
+		if !r.Refused {
+			b.fill(&r, st.samples)
+			resident = max(resident, r.Resident)
+			shareOfLimit(&r, &s.DeviceLimit, isRemote(b.rep.DirFS))
+			if specs[i].strategy != copier.Auto && (best < 0 || r.MedianS < best) {
+				fastest, best, found = specs[i].strategy, r.MedianS, true
+				b.rep.Fastest, b.rep.FastestMBps = r.Strategy, r.MBps
+			}
 		}
 		s.Rows = append(s.Rows, r)
 	}
+	s.Note += fmt.Sprintf("; at most %.1f%% of the source was cached before a run", 100*resident)
 	if slices.ContainsFunc(s.Rows, func(r Row) bool { return !r.Refused && r.Cache != "cold" }) {
 		s.Note += "; " + b.rep.FromFS + " keeps the source in memory: it cannot be evicted, so the cache is warm"
 	}
+	b.rep.Verdict = verdictOf(s.Rows, b.runs, b.rep.Dir)
 	b.addSection(s)
 	if !found {
 		return 0, errors.New("every strategy was refused: nothing to measure in sections 2 and 3")
 	}
 	return fastest, nil
+}
+
+// shareOfLimit sets a row's share of the device limit, at the same end
+// point (its data on the device), and says why when it passes 100%;
+// remote: the copies go to a network or FUSE mount.
+func shareOfLimit(r *Row, d *DeviceLimit, remote bool) {
+	switch {
+	case r.SharedExtents:
+		r.ShareNote = "the copy shares the source's extents: no data was copied, so it has no share of the device's limit"
+		return
+	case d.LimitMBps <= 0 || r.FlushedMBps <= 0:
+		return
+	}
+	r.ShareOfLimit = r.FlushedMBps / d.LimitMBps
+	if r.ShareOfLimit <= 1 {
+		return
+	}
+	mb := float64(r.Bytes) / 1e6
+	fastest, slowest := mb/r.FlushedMinS, mb/r.FlushedMaxS
+	switch {
+	case r.Cache != "cold":
+		r.ShareNote = "the source was in the page cache, so the copy read memory, not the device"
+	case remote && slowest > d.LimitMaxMBps:
+		r.ShareNote = fmt.Sprintf("faster than the limit measured here (%.0f-%.0f MB/s against %.0f-%.0f): on a network or FUSE mount "+
+			"each O_DIRECT write of the limit waits for the server, where a copy's buffered writes are gathered and sent on together, "+
+			"so the limit understates what the mount takes", slowest, fastest, d.LimitMinMBps, d.LimitMaxMBps)
+	case slowest <= d.LimitMaxMBps:
+		r.ShareNote = fmt.Sprintf("within the runs' spread: this row's %.0f-%.0f MB/s and the limit's %.0f-%.0f MB/s overlap",
+			slowest, fastest, d.LimitMinMBps, d.LimitMaxMBps)
+	default:
+		r.ShareNote = fmt.Sprintf("faster than the limit measured here in every run (%.0f-%.0f MB/s against %.0f-%.0f): "+
+			"the kernel kept more than the limit's %d requests of %s in flight, or the host's cache answered the reads (a virtual disk)",
+			slowest, fastest, d.LimitMinMBps, d.LimitMaxMBps, d.Depth, formatSize(int64(d.BlockBytes)))
+	}
+}
+
+// verdictOf judges section 1's rows: auto's choice against the fastest
+// forced strategy, without --sync by the copy's time, with --sync by the
+// time until the data was on the device.
+func verdictOf(rows []Row, runs int, dir string) Verdict {
+	var plainAuto, syncAuto timing
+	var plain, synced []timing
+	for _, r := range rows {
+		n := r.Runs
+		if r.Refused {
+			n = 0
+		}
+		p := timing{strategy: r.Strategy, runs: n, median: r.MedianS, min: r.MinS, max: r.MaxS}
+		d := timing{strategy: r.Strategy, runs: n, median: r.FlushedMedianS, min: r.FlushedMinS, max: r.FlushedMaxS}
+		if r.Strategy == copier.Auto.String() {
+			p.strategy, d.strategy = r.Chosen, r.Chosen
+			if r.Sync == durability.SyncNone.String() {
+				plainAuto = p
+			} else {
+				syncAuto = d
+			}
+			continue
+		}
+		plain, synced = append(plain, p), append(synced, d)
+	}
+	v := Verdict{Rule: verdictRule, Plain: judge(plainAuto, plain), Synced: judge(syncAuto, synced)}
+	v.Advice, v.Text = advise(v.Plain, v.Synced, "into "+dir)
+	return v
 }
 
 // bufferFor is the rw buffer a strategy row uses (0: not an rw row).
@@ -528,6 +714,9 @@ type rowSpec struct {
 }
 
 func (r rowSpec) label() string {
+	if r.strategy == copier.Auto && r.sync != durability.SyncNone {
+		return AutoSyncLabel
+	}
 	l := r.strategy.String()
 	if r.buffer > 0 {
 		l += " " + formatSize(int64(r.buffer))
@@ -541,6 +730,7 @@ func (r rowSpec) label() string {
 // sample is one timed run.
 type sample struct {
 	wall   time.Duration
+	disk   time.Duration // section 1: until the copy's data was on the device
 	cpu    cpuTimes
 	res    copier.Result
 	flags  string
@@ -550,32 +740,50 @@ type sample struct {
 	resident float64
 }
 
-// row measures one row: runs of one copy configuration.
-func (b *bench) row(spec rowSpec) (Row, error) {
+// newRow is the row of spec, before its runs.
+func (b *bench) newRow(spec rowSpec) Row {
 	r := Row{
 		Section: spec.section, Strategy: spec.strategy.String(), BufferSize: spec.buffer,
-		Sync: spec.sync.String(), Cache: "warm", Bytes: b.size,
+		Sync: spec.sync.String(), Cache: "warm", Bytes: b.size, Chosen: spec.strategy.String(),
 	}
 	if spec.cold {
 		r.Cache = "cold"
 	}
+	return r
+}
+
+// runRow makes one run of spec for row r: the sample, or refused (the
+// refusal is in r then).
+func (b *bench) runRow(spec rowSpec, r *Row) (s sample, refused bool, err error) {
+	s, cold, err := b.runOnce(spec)
+	var ce *copier.Error
+	if errors.As(err, &ce) && ce.Refused {
+		r.Refused, r.Errno, r.Error = true, errnoName(ce.Err), copier.ErrnoText(ce.Err)
+		r.Calls = callsOf(&s.res)
+		r.Syscalls = s.res.Syscalls()
+		r.Chosen = ""
+		return s, true, nil
+	}
+	if err != nil {
+		return s, false, err
+	}
+	if spec.cold && !cold {
+		r.Cache = "warm"
+	}
+	return s, false, nil
+}
+
+// row measures one row: runs of one copy configuration, one after the
+// other.
+func (b *bench) row(spec rowSpec) (Row, error) {
+	r := b.newRow(spec)
 	var samples []sample
 	var total time.Duration
 	for run := 1; run <= b.runs; run++ {
 		b.prog.set("section %d/%d: %s run %d/%d", spec.section, sections, spec.label(), run, b.runs)
-		s, cold, err := b.runOnce(spec)
-		var ce *copier.Error
-		if errors.As(err, &ce) && ce.Refused {
-			r.Refused, r.Errno, r.Error = true, errnoName(ce.Err), copier.ErrnoText(ce.Err)
-			r.Calls = callsOf(&s.res)
-			r.Syscalls = s.res.Syscalls()
-			return r, nil
-		}
-		if err != nil {
+		s, refused, err := b.runRow(spec, &r)
+		if err != nil || refused {
 			return r, err
-		}
-		if spec.cold && !cold {
-			r.Cache = "warm"
 		}
 		samples = append(samples, s)
 		total += s.wall
@@ -589,9 +797,10 @@ func (b *bench) row(spec rowSpec) (Row, error) {
 
 // fill puts the median, min and max of the samples into r.
 func (b *bench) fill(r *Row, samples []sample) {
-	var walls, users, syss []float64
+	var walls, disks, users, syss []float64
 	for _, s := range samples {
 		walls = append(walls, s.wall.Seconds())
+		disks = append(disks, s.disk.Seconds())
 		users = append(users, s.cpu.user.Seconds())
 		syss = append(syss, s.cpu.sys.Seconds())
 	}
@@ -599,6 +808,11 @@ func (b *bench) fill(r *Row, samples []sample) {
 	r.Runs = len(samples)
 	r.MedianS, r.MinS, r.MaxS = w.median, w.min, w.max
 	r.MBps = mbPerSec(r.Bytes, w.median)
+	if r.Section == 1 {
+		d := summarize(disks)
+		r.FlushedMedianS, r.FlushedMinS, r.FlushedMaxS = d.median, d.min, d.max
+		r.FlushedMBps = mbPerSec(r.Bytes, d.median)
+	}
 	r.UserS, r.SysS = summarize(users).median, summarize(syss).median
 	// The system calls and their breakdown come from the run whose time
 	// is the median (the lower middle one for an even count): the direct
@@ -611,12 +825,26 @@ func (b *bench) fill(r *Row, samples []sample) {
 	med := samples[order[(len(order)-1)/2]]
 	r.Calls = callsOf(&med.res)
 	r.Syscalls = med.res.Syscalls()
+	if r.Strategy == copier.Auto.String() {
+		r.Chosen = chosen(r.Calls)
+	}
 	for _, s := range samples {
 		r.Resident = max(r.Resident, s.resident)
 	}
 	r.OpenFlags = med.flags
 	r.SharedExtents = med.shared
 	r.Durability = med.dur
+}
+
+// chosen is the strategy that moved the most bytes.
+func chosen(calls map[string]CallCount) string {
+	best, bytes := "", int64(-1)
+	for _, k := range callKeys {
+		if c := calls[k]; k != "other" && c.Bytes > bytes {
+			best, bytes = k, c.Bytes
+		}
+	}
+	return best
 }
 
 // runOnce prepares and times one copy, then removes it. cold reports whether
@@ -662,6 +890,13 @@ func (b *bench) plainCopy(spec rowSpec, src *os.File) (sample, error) {
 	defer os.Remove(b.dstPath)
 	defer dst.Close()
 	opts := copier.Options{Strategy: spec.strategy, BufferSize: spec.buffer}
+	if spec.strategy == copier.Auto {
+		// As fastcp's copy asks: auto weighs the source's residency, and
+		// whether the copy ends with a flush.
+		opts.Flush = spec.sync != durability.SyncNone
+		size := b.size
+		opts.SourceCached = func() (int64, error) { return durability.CachedBytes(src, size) }
+	}
 
 	runtime.LockOSThread()
 	c0 := threadCPU()
@@ -670,6 +905,13 @@ func (b *bench) plainCopy(spec rowSpec, src *os.File) (sample, error) {
 	s.wall = time.Since(t0)
 	s.cpu = threadCPU().sub(c0)
 	runtime.UnlockOSThread()
+	if err == nil && spec.section == 1 {
+		// The second end point: the data on the device.
+		if ferr := sysx.IgnoringEINTR(func() error { return unix.Fdatasync(int(dst.Fd())) }); ferr != nil {
+			return s, fmt.Errorf("cannot flush %s: %s", quote(b.dstPath), errText(os.NewSyscallError("fdatasync", ferr)))
+		}
+		s.disk = time.Since(t0)
+	}
 
 	if err != nil {
 		return s, copyError(spec, err)

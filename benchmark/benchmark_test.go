@@ -85,20 +85,87 @@ func TestSecs(t *testing.T) {
 	}
 }
 
-func TestTableAlignment(t *testing.T) {
-	tb := &table{header: []string{"name", "n", "note"}, right: []bool{false, true, false}}
+func TestTableLayouts(t *testing.T) {
+	tb := &table{
+		cols:    []column{{"name", false}, {"n", true}, {"note", false}},
+		layouts: []layout{{0, 1, 2}, {0, 1}},
+	}
 	tb.add("a", "1", "x")
 	tb.add("longer", "1000", "")
-	tb.addSpan("gone", "refused: EXDEV")
-	var b strings.Builder
-	tb.write(&b)
+	tb.addSpan("gone", "refused: EXDEV (Invalid cross-device link), and more words to wrap")
 	want := "" +
 		"name       n  note\n" +
 		"a          1  x\n" +
 		"longer  1000\n" +
-		"gone    refused: EXDEV\n"
-	if b.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+		"gone    refused: EXDEV (Invalid cross-device link), and more words to wrap\n"
+	if got := strings.Join(tb.lines(100), "\n") + "\n"; got != want {
+		t.Errorf("table at 100 columns:\n%s\nwant:\n%s", got, want)
+	}
+	// Narrower: the "note" column goes, the span wraps under itself.
+	tb.rows[0].cells[2] = "a note too long for thirty columns"
+	want = "" +
+		"name       n\n" +
+		"a          1\n" +
+		"longer  1000\n" +
+		"gone    refused: EXDEV\n" +
+		"        (Invalid cross-device\n" +
+		"        link), and more words\n" +
+		"        to wrap\n"
+	if got := strings.Join(tb.lines(30), "\n") + "\n"; got != want {
+		t.Errorf("table at 30 columns:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		text, first, rest string
+		width             int
+		want              []string
+	}{
+		{"one two three", "", "", 80, []string{"one two three"}},
+		{"one two three", "> ", "  ", 9, []string{"> one two", "  three"}},
+		{"a /very/long/path/that/does/not/fit b", "x: ", "   ", 14, []string{"x: a", "   /very/long/", "   path/that/", "   does/not/", "   fit b"}},
+		{"abcdefghijklmnop", "", "  ", 6, []string{"abcdef", "  ghij", "  klmn", "  op"}},
+		{"", "x: ", "", 10, nil},
+	}
+	for _, tt := range tests {
+		if got := wrap(tt.text, tt.first, tt.rest, tt.width); !slices.Equal(got, tt.want) {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
+	}
+}
+
+func TestMs(t *testing.T) {
+	tests := map[float64]string{
+		0:          "0",
+		0.342:      "342",
+		0.0472:     "47.2",
+		0.00472:    "4.72",
+		0.000472:   "0.472",
+		0.00000472: "0.00472",
+		12.3456:    "12346",
+	}
+	for s, want := range tests {
+		if got := ms(s); got != want {
+			t.Errorf("ms(%v) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestWidth(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if k == "COLUMNS" && v != "" {
+				return v, true
+			}
+			return "", false
+		}
+	}
+	var buf bytes.Buffer
+	for v, want := range map[string]int{"": 80, "80": 80, "132": 132, "40": 80, "x": 80, " 100 ": 100} {
+		if got := Width(&buf, env(v)); got != want {
+			t.Errorf("COLUMNS=%q: width %d, want %d", v, got, want)
+		}
 	}
 }
 
@@ -157,7 +224,8 @@ func TestMain(m *testing.M) {
 var rowKeys = []string{
 	"section", "strategy", "buffer_size", "sync", "cache", "bytes", "runs",
 	"median_s", "min_s", "max_s", "mb_per_s", "user_s", "sys_s", "syscalls",
-	"calls", "open_flags", "shared_extents", "resident", "share_of_limit", "durability", "refused", "errno", "error",
+	"calls", "open_flags", "shared_extents", "resident", "flushed_median_s", "flushed_min_s", "flushed_max_s", "flushed_mb_per_s",
+	"share_of_limit", "share_note", "chosen", "durability", "refused", "errno", "error",
 }
 
 func TestJSONEveryRowCarriesEveryField(t *testing.T) {
@@ -174,7 +242,7 @@ func TestJSONEveryRowCarriesEveryField(t *testing.T) {
 	if dec.More() {
 		t.Fatal("more than one JSON value on stdout")
 	}
-	for _, k := range []string{"schema", "dir", "dir_fs", "from", "from_fs", "size_bytes", "runs", "sections", "syscall_cost", "fastest", "fastest_mb_per_s", "seconds", "notes"} {
+	for _, k := range []string{"schema", "dir", "dir_fs", "from", "from_fs", "from_why", "size_bytes", "runs", "sections", "syscall_cost", "fastest", "fastest_mb_per_s", "verdict", "seconds", "notes"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("document lacks %q", k)
 		}
@@ -249,15 +317,40 @@ func TestDeviceLimit(t *testing.T) {
 			}
 			continue
 		}
-		if d.Error != "" || d.ReadMBps <= 0 || d.WriteMBps <= 0 || d.LimitMBps != min(d.ReadMBps, d.WriteMBps) || d.BlockBytes != limitBlockBytes || d.ReadResident >= coldThreshold {
+		if d.Error != "" || d.ReadMBps <= 0 || d.WriteMBps <= 0 || d.LimitMBps != min(d.ReadMBps, d.WriteMBps) || d.ReadResident >= coldThreshold ||
+			d.Runs != r.Runs || d.FlushS <= 0 || d.FlushS >= d.WriteS || !(d.LimitMinMBps <= d.LimitMBps*1.000001 && d.LimitMBps <= d.LimitMaxMBps*1.000001) {
 			t.Fatalf("device limit %+v", d)
+		}
+		// Huge pages make the requests whole; small pages cut them to
+		// what the device takes in one, with more in flight.
+		switch d.Buffers {
+		case buffersHugeTLB, buffersTHP:
+			if d.BlockBytes != limitBlockBytes || d.Depth != limitDepth {
+				t.Errorf("device limit with %s: %d requests of %d bytes", d.Buffers, d.Depth, d.BlockBytes)
+			}
+		case buffersSmall:
+			if d.BlockBytes > limitBlockBytes || d.BlockBytes*d.Depth != limitBlockBytes*limitDepth && d.Depth != maxLimitDepth {
+				t.Errorf("device limit with %s: %d requests of %d bytes", d.Buffers, d.Depth, d.BlockBytes)
+			}
+		default:
+			t.Errorf("device limit buffers %q", d.Buffers)
 		}
 		for _, row := range s.Rows {
 			if row.Refused {
 				continue
 			}
-			if math.Abs(row.ShareOfLimit-row.MBps/d.LimitMBps) > 1e-9*row.ShareOfLimit {
-				t.Errorf("%s: share %v, want %v", row.Strategy, row.ShareOfLimit, row.MBps/d.LimitMBps)
+			want := row.FlushedMBps / d.LimitMBps
+			if row.SharedExtents {
+				want = 0
+			}
+			if math.Abs(row.ShareOfLimit-want) > 1e-9*row.ShareOfLimit {
+				t.Errorf("%s: share %v, want %v", row.Strategy, row.ShareOfLimit, want)
+			}
+			if row.ShareOfLimit > 1 && row.ShareNote == "" {
+				t.Errorf("%s: share %v without a word why", row.Strategy, row.ShareOfLimit)
+			}
+			if !(row.FlushedMinS <= row.FlushedMedianS && row.FlushedMedianS <= row.FlushedMaxS && row.FlushedMinS >= row.MinS) {
+				t.Errorf("%s: flushed %v-%v (median %v) against the copy's %v-%v", row.Strategy, row.FlushedMinS, row.FlushedMaxS, row.FlushedMedianS, row.MinS, row.MaxS)
 			}
 			if (row.Cache == "cold") != (row.Resident < coldThreshold) {
 				t.Errorf("%s: cache %s with %v of the source resident", row.Strategy, row.Cache, row.Resident)
@@ -276,6 +369,7 @@ func TestJSONRows(t *testing.T) {
 		names = append(names, s.String())
 	}
 	var want [][3]string // section, strategy, buffer/sync
+	want = append(want, [3]string{"1", "auto", "none"}, [3]string{"1", "auto", "data"})
 	for _, n := range names {
 		want = append(want, [3]string{"1", n, "none"})
 	}
@@ -316,6 +410,14 @@ func TestJSONRows(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("rows:\n got %v\nwant %v", got, want)
+	}
+	v := r.Verdict
+	if v.Rule != verdictRule || !strings.HasPrefix(v.Text, "what to do: ") || v.Plain.Auto == "" || v.Synced.Auto == "" || v.Plain.Why == "" || v.Synced.Why == "" {
+		t.Errorf("verdict %+v", v)
+	}
+	// Two runs a row cannot tell a strategy from noise: none is named.
+	if v.Plain.Beats || v.Synced.Beats || v.Advice != "" {
+		t.Errorf("with 2 runs a row the verdict named a strategy: %+v", v)
 	}
 	c := r.SyscallCost
 	if c.Section != 4 || c.Runs != 2 || c.SyscallNs <= 0 || c.FuncNs <= 0 || c.Syscalls <= 0 || c.FuncCalls <= 0 {
@@ -364,11 +466,16 @@ func checkRow(t *testing.T, row Row) {
 	if row.UserS < 0 || row.SysS < 0 || row.UserS+row.SysS > row.MaxS*1.5+0.05 {
 		t.Errorf("%s: user %v s, sys %v s for at most %v s of wall time", name, row.UserS, row.SysS, row.MaxS)
 	}
-	// The strategy the row names moved every byte, no other one made a call.
+	// The strategy the row names (or auto chose) moved every byte, no
+	// other one made a call (but a clone auto tried first).
+	if row.Strategy != "auto" && row.Chosen != row.Strategy || row.Chosen == "" || row.Chosen == "auto" {
+		t.Errorf("%s: chosen %q", name, row.Chosen)
+	}
 	for _, k := range callKeys {
 		c := row.Calls[k]
 		switch {
-		case k == row.Strategy:
+		case row.Strategy == "auto" && k == "reflink" && row.Chosen != k && c.Bytes == 0:
+		case k == row.Chosen:
 			if c.Calls == 0 || c.Bytes != row.Bytes {
 				t.Errorf("%s: %s made %d calls moving %d bytes, want all %d", name, k, c.Calls, c.Bytes, row.Bytes)
 			}
@@ -384,6 +491,9 @@ func checkRow(t *testing.T, row Row) {
 		// Syscalls is the median over runs, calls the median run's: with
 		// identical runs (always, for regular files) they agree.
 		t.Errorf("%s: syscalls %d, calls add up to %d", name, row.Syscalls, sum)
+	}
+	if (row.Section == 1) != (row.FlushedMedianS > 0) {
+		t.Errorf("%s: flushed median %v in section %d", name, row.FlushedMedianS, row.Section)
 	}
 	if row.Section != 3 {
 		if row.Durability != (DurabilityStats{}) || row.OpenFlags != "" {
@@ -440,22 +550,28 @@ func TestTables(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	for _, s := range copier.Strategies() {
+	for _, s := range append([]copier.Strategy{copier.Auto}, copier.Strategies()...) {
 		if !strings.Contains(out, "\n"+s.String()+" ") {
 			t.Errorf("section 1 has no %s row:\n%s", s, out)
 		}
 	}
 	for _, want := range []string{
 		"\n1. Strategies", "\n2. rw loop by buffer size", "\n3. --sync modes", "\n4. Cost of one system call",
-		"  4 KiB", " 16 MiB", "\nosync ", "\nodsync ", "getpid (raw syscall)", "MB/s", "time s", "user s", "sys s", "syscalls",
+		"  4 KiB", " 16 MiB", "\nosync ", "\nodsync ", "getpid (raw syscall)", "MB/s", "copy ms", "disk ms", "CPU s", "syscalls",
+		"\n" + AutoSyncLabel + " ", "\ndevice limit ", "\nverdict: ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "fastest strategy on "+dir) {
-		t.Errorf("last line %q does not name the fastest strategy", last)
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "what to do: ") {
+		t.Errorf("last line %q does not say what to do", last)
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > MinWidth {
+			t.Errorf("a line wider than %d columns: %q", MinWidth, l)
+		}
 	}
 	if strings.Contains(out, "\r") || strings.Contains(out, "\x1b") {
 		t.Errorf("progress escapes on stdout:\n%q", out)
@@ -624,5 +740,83 @@ func TestResidentFraction(t *testing.T) {
 	}
 	if fr, err := residentFraction(f, 1<<20); err != nil || fr >= coldThreshold {
 		t.Errorf("evicted: resident %v, %v; want 0", fr, err)
+	}
+}
+
+// TestSourceOffTheMount: a benchmark into a network or FUSE mount keeps its
+// source on a local filesystem, and says which and why; --bench-from still
+// decides where it asks.
+func TestSourceOffTheMount(t *testing.T) {
+	mount, local, tmpfs := t.TempDir(), t.TempDir(), t.TempDir()
+	realType, realDirs := fsTypeOf, localDirs
+	t.Cleanup(func() { fsTypeOf, localDirs = realType, realDirs })
+	fsTypeOf = func(dir string) string {
+		switch dir {
+		case mount:
+			return "fuse.sshfs"
+		case tmpfs:
+			return "tmpfs"
+		}
+		return "ext4"
+	}
+	for _, tt := range []struct {
+		name    string
+		dirs    []string
+		from    string
+		want    string
+		wantWhy string
+	}{
+		{"a disk", []string{tmpfs, local}, "", local, "is on a fuse.sshfs mount, and copies onto one read from a local disk"},
+		{"only memory", []string{filepath.Join(mount, "missing"), tmpfs}, "", tmpfs, "is on a fuse.sshfs mount"},
+		{"nowhere else", []string{mount}, "", mount, ""},
+		{"--bench-from", []string{local}, tmpfs, tmpfs, "--bench-from"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			localDirs = func() []string { return tt.dirs }
+			var out, errb bytes.Buffer
+			if code := Run(Config{Dir: mount, From: tt.from, Size: 64 << 10, Runs: 1, JSON: true}, &out, &errb, "fastcp"); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var r Report
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.From != tt.want || !strings.Contains(r.FromWhy, tt.wantWhy) || (tt.wantWhy == "") != (r.FromWhy == "") {
+				t.Errorf("source in %s (%q), want %s (%q)", r.From, r.FromWhy, tt.want, tt.wantWhy)
+			}
+			if r.DirFS != "fuse.sshfs" || r.Dir != mount {
+				t.Errorf("copies into %s (%s)", r.Dir, r.DirFS)
+			}
+			for _, d := range []string{mount, local, tmpfs} {
+				assertEmpty(t, d)
+			}
+		})
+	}
+	// The tables say it in their header.
+	localDirs = func() []string { return []string{local} }
+	code, out, errs := run(t, Config{Dir: mount, Size: 64 << 10, Runs: 1})
+	want := "source file: in " + local + " (ext4): " + mount + " is on a fuse.sshfs mount"
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Errorf("exit %d, stderr %q; the header does not say %q:\n%s", code, errs, want, out)
+	}
+}
+
+// TestTablesWiderTerminal: a wider terminal gets more columns (the
+// copier's calls), 80 columns the figures that matter.
+func TestTablesWiderTerminal(t *testing.T) {
+	dir := t.TempDir()
+	for _, width := range []int{80, 200} {
+		code, out, errs := run(t, Config{Dir: dir, Size: 64 << 10, Runs: 1, Width: width})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		widest := 0
+		for _, l := range strings.Split(out, "\n") {
+			widest = max(widest, len([]rune(l)))
+		}
+		calls := strings.Contains(out, "calls by strategy (bytes)")
+		if widest > width || calls != (width > 80) || (width > 80) != (widest > 80) {
+			t.Errorf("width %d: widest line %d, calls column shown: %v", width, widest, calls)
+		}
 	}
 }

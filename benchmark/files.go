@@ -213,6 +213,9 @@ var fsMagic = map[int64]string{
 	0x794c7630: "overlay",
 }
 
+// fsTypeOf is fsType, a variable for the tests.
+var fsTypeOf = fsType
+
 // fsType names the filesystem dir is on ("ext4"), from the mount table
 // entry with dir's device number, else from statfs's magic number.
 func fsType(dir string) string {
@@ -323,4 +326,60 @@ func sharedExtents(f *os.File) (bool, error) {
 		last := buf.ext[n-1]
 		start = last.logical + last.length
 	}
+}
+
+// Filesystems whose files live elsewhere: across a network, or behind a
+// FUSE daemon (sshfs, rclone, s3fs; fuseblk is a FUSE driver of a local
+// disk, ntfs-3g, but a FUSE daemon all the same).
+var remoteFS = map[string]bool{
+	"nfs": true, "nfs4": true, "cifs": true, "smb3": true, "smbfs": true, "9p": true,
+	"ceph": true, "glusterfs": true, "afs": true, "lustre": true, "beegfs": true,
+	"orangefs": true, "gpfs": true, "fuse": true, "fuseblk": true, "virtiofs": true,
+}
+
+// isRemote reports whether a filesystem type (as fsType names it) is a
+// network or FUSE one.
+func isRemote(fs string) bool {
+	return remoteFS[fs] || strings.HasPrefix(fs, "fuse.")
+}
+
+// localDirs are where a benchmark into a network or FUSE mount puts its
+// source, in order of preference: the system's temporary directories, the
+// one that survives a reboot (and so is on a disk more often) first.
+var localDirs = func() []string { return []string{"/var/tmp", "/tmp"} }
+
+// localSource is where the source goes for a benchmark into dir, when dir
+// is on a network or FUSE filesystem: a copy onto a mount reads from a
+// local disk, and a source on the mount would measure mount-to-mount
+// copies (and a cache the mount keeps of its own). The first of localDirs
+// on a local filesystem with room for twice size, preferring one that can
+// evict its pages (not tmpfs); "" when dir is local, or none will do. why
+// says so, for the report.
+func localSource(dir string, size int64) (from, why string) {
+	fs := fsTypeOf(dir)
+	if !isRemote(fs) {
+		return "", ""
+	}
+	var memory string // a tmpfs one, if no disk will do
+	for _, d := range localDirs() {
+		t := fsTypeOf(d)
+		if checkDir(d) != nil || isRemote(t) || checkSpace(d, 2*size) != nil {
+			continue
+		}
+		if t == "tmpfs" || t == "ramfs" {
+			if memory == "" {
+				memory = d
+			}
+			continue
+		}
+		from = d
+		break
+	}
+	if from == "" {
+		from = memory
+	}
+	if from == "" {
+		return "", ""
+	}
+	return from, fmt.Sprintf("%s is on a %s mount, and copies onto one read from a local disk; --bench-from=DIR puts the source elsewhere", dir, fs)
 }

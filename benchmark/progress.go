@@ -5,15 +5,21 @@ package benchmark
 import (
 	"fmt"
 	"io"
+	"sync"
 
+	"fastcp/durability"
 	"fastcp/output"
 )
 
 // progress shows where the benchmark is on one line of stderr, rewritten in
 // place ("\rsection 1/4: sendfile run 2/3"), only when stderr is a terminal.
+// It is erased before a table or a message is printed, at the end, and by
+// a fatal signal before the process dies (freezeAt).
 type progress struct {
+	mu     sync.Mutex
 	w      io.Writer // nil: no progress shown
 	shown  bool
+	frozen bool // the process is dying of a signal: nothing more is drawn
 	status string
 }
 
@@ -30,6 +36,11 @@ func (p *progress) set(format string, a ...any) {
 	if p.w == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen {
+		return
+	}
 	p.status = fmt.Sprintf(format, a...)
 	fmt.Fprintf(p.w, "\r%s\x1b[K", p.status)
 	p.shown = true
@@ -38,9 +49,32 @@ func (p *progress) set(format string, a ...any) {
 // clear erases the progress line, before a table or a message is printed
 // and at the end.
 func (p *progress) clear() {
-	if p.w == nil || !p.shown {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+}
+
+func (p *progress) clearLocked() {
+	if !p.shown {
 		return
 	}
 	fmt.Fprint(p.w, "\r\x1b[K")
 	p.shown = false
+}
+
+// freezeAt makes a fatal signal (s's Interrupt) erase the line and draw no
+// more; it returns the function that undoes that.
+func (p *progress) freezeAt(s *durability.Session) (unregister func()) {
+	if p.w == nil || s == nil {
+		return func() {}
+	}
+	return s.AtInterrupt(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.clearLocked()
+		p.frozen = true
+	})
 }

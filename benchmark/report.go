@@ -5,8 +5,6 @@ package benchmark
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"strings"
 
 	"fastcp/copier"
@@ -17,17 +15,22 @@ import (
 
 // Report is the --json document: everything the tables show.
 type Report struct {
-	Schema      int         `json:"schema"`       // 1
-	Dir         string      `json:"dir"`          // where the copies were written
-	DirFS       string      `json:"dir_fs"`       // its filesystem type ("ext4")
-	From        string      `json:"from"`         // where the source file was
-	FromFS      string      `json:"from_fs"`      // its filesystem type
+	Schema int    `json:"schema"`  // 1
+	Dir    string `json:"dir"`     // where the copies were written
+	DirFS  string `json:"dir_fs"`  // its filesystem type ("ext4")
+	From   string `json:"from"`    // where the source file was
+	FromFS string `json:"from_fs"` // its filesystem type
+	// FromWhy says why the source is where it is: "" (in dir),
+	// "--bench-from", or why a local filesystem was taken for a dir on a
+	// network or FUSE mount.
+	FromWhy     string      `json:"from_why"`
 	SizeBytes   int64       `json:"size_bytes"`   // test file size
 	Runs        int         `json:"runs"`         // --bench-runs
 	Sections    []Section   `json:"sections"`     // sections 1 to 3: copies
 	SyscallCost SyscallCost `json:"syscall_cost"` // section 4
-	Fastest     string      `json:"fastest"`      // the fastest strategy of section 1
+	Fastest     string      `json:"fastest"`      // the fastest forced strategy of section 1, by median_s
 	FastestMBps float64     `json:"fastest_mb_per_s"`
+	Verdict     Verdict     `json:"verdict"` // auto against the fastest forced strategy, and what to do
 	Seconds     float64     `json:"seconds"` // wall time of the whole benchmark
 	Notes       []string    `json:"notes"`
 }
@@ -48,21 +51,32 @@ type Section struct {
 
 // DeviceLimit is what the device gives a copy with O_DIRECT on the
 // benchmark's filesystems: the source read whole, cold, and a new file of
-// the same size written (preallocated, no flush, as the section 1 copies),
-// both at once, Depth requests of BlockBytes in flight on each side, as fio
-// measures a read job and a write job running together (rw=read and
-// rw=write, direct=1, iodepth=Depth). A copy reads and writes every byte,
-// so it cannot beat the slower of the two: LimitMBps.
+// the same size written (preallocated, then flushed with fdatasync: the
+// end point of the rows' flushed times), both at once, Depth requests of
+// BlockBytes in flight on each side, as fio measures a read job and a
+// write job running together (rw=read and rw=write, direct=1,
+// iodepth=Depth, mem=shmhuge, end_fsync=1), once a round of section 1. A
+// copy reads and writes every byte, so it cannot beat the slower of the
+// two: LimitMBps.
 type DeviceLimit struct {
-	BlockBytes   int     `json:"block_bytes"`
-	Depth        int     `json:"depth"` // requests in flight on each side
-	ReadS        float64 `json:"read_s"`
+	BlockBytes int `json:"block_bytes"`
+	Depth      int `json:"depth"` // requests in flight on each side
+	// Buffers says what memory the requests used: "2 MiB huge pages
+	// (hugetlb)", "2 MiB transparent huge pages" or "4 KiB pages" (then
+	// BlockBytes is cut to what the device takes in one request).
+	Buffers      string  `json:"buffers"`
+	Runs         int     `json:"runs"`
+	ReadS        float64 `json:"read_s"` // medians of the runs
 	ReadMBps     float64 `json:"read_mb_per_s"`
-	ReadResident float64 `json:"read_resident"` // the source's cached fraction before the read (mincore)
-	WriteS       float64 `json:"write_s"`
+	ReadResident float64 `json:"read_resident"` // the source's largest cached fraction before a read (mincore)
+	WriteS       float64 `json:"write_s"`       // the writes and the final fdatasync
+	FlushS       float64 `json:"flush_s"`       // that fdatasync
 	WriteMBps    float64 `json:"write_mb_per_s"`
 	LimitMBps    float64 `json:"limit_mb_per_s"` // min(read, write); 0 when unknown
-	Error        string  `json:"error"`          // why it could not be measured ("" when it was)
+	// The spread of the runs: each run's min(read, write).
+	LimitMinMBps float64 `json:"limit_min_mb_per_s"`
+	LimitMaxMBps float64 `json:"limit_max_mb_per_s"`
+	Error        string  `json:"error"` // why it could not be measured ("" when it was)
 }
 
 // Row is one measured configuration: the median of its runs, with min and max.
@@ -93,9 +107,23 @@ type Row struct {
 	// cache right before one of the row's timed runs (mincore, after the
 	// eviction of a cold row): what "cold" rests on.
 	Resident float64 `json:"resident"`
-	// ShareOfLimit is MBps as a fraction of section 1's device limit
-	// (0 in the other sections, or when the limit is unknown).
+	// Section 1 only (zero elsewhere): the same runs timed until the
+	// copy's data was on the device (the copy, then fdatasync of the
+	// destination), the end point of the device limit and of --sync.
+	FlushedMedianS float64 `json:"flushed_median_s"`
+	FlushedMinS    float64 `json:"flushed_min_s"`
+	FlushedMaxS    float64 `json:"flushed_max_s"`
+	FlushedMBps    float64 `json:"flushed_mb_per_s"` // bytes / flushed_median_s
+	// ShareOfLimit is FlushedMBps as a fraction of section 1's device
+	// limit, both at the same end point (0 in the other sections, when
+	// the limit is unknown, or when the copy shares extents).
 	ShareOfLimit float64 `json:"share_of_limit"`
+	// ShareNote says why a share passes 1 (or why there is none): ""
+	// when it needs no word.
+	ShareNote string `json:"share_note"`
+	// Chosen is the strategy that moved the bytes: the row's own, or for
+	// an "auto" row what auto chose (in the median run).
+	Chosen string `json:"chosen"`
 	// Durability is what durability.Destination did (section 3; zero in
 	// sections 1 and 2, which write a plain file and do not flush it).
 	Durability DurabilityStats `json:"durability"`
@@ -213,257 +241,4 @@ func errnoName(err error) string {
 		return "EOPNOTSUPP" // == ENOTSUP; the copier's spelling
 	}
 	return unix.ErrnoName(errno)
-}
-
-// table is a set of aligned columns. A row whose span is set prints its
-// first cell, then span across the remaining columns (refusals).
-type table struct {
-	header []string
-	right  []bool // right-align this column (numbers)
-	rows   []tableRow
-}
-
-type tableRow struct {
-	cells []string
-	span  string
-}
-
-func (t *table) add(cells ...string) { t.rows = append(t.rows, tableRow{cells: cells}) }
-
-func (t *table) addSpan(first, span string) {
-	t.rows = append(t.rows, tableRow{cells: []string{first}, span: span})
-}
-
-func (t *table) write(w io.Writer) {
-	width := make([]int, len(t.header))
-	for i, h := range t.header {
-		width[i] = len(h)
-	}
-	for _, r := range t.rows {
-		for i, c := range r.cells {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	line := func(cells []string, span string) {
-		var b strings.Builder
-		for i, c := range cells {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-len(c))
-			if t.right[i] {
-				b.WriteString(pad + c)
-			} else if i == len(cells)-1 && span == "" {
-				b.WriteString(c) // no trailing blanks
-			} else {
-				b.WriteString(c + pad)
-			}
-		}
-		if span != "" {
-			b.WriteString("  " + span)
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(t.header, "")
-	for _, r := range t.rows {
-		line(r.cells, r.span)
-	}
-}
-
-// tablePrinter writes the human-readable report.
-type tablePrinter struct {
-	w   io.Writer
-	err error
-}
-
-func (p *tablePrinter) printf(format string, a ...any) {
-	if p.err != nil {
-		return
-	}
-	_, p.err = fmt.Fprintf(p.w, format, a...)
-}
-
-func (p *tablePrinter) header(r *Report) {
-	from := ""
-	if r.From != r.Dir {
-		from = fmt.Sprintf(", source file in %s (%s)", r.From, r.FromFS)
-	}
-	p.printf("fastcp --benchmark: copies into %s (%s)%s\n", r.Dir, r.DirFS, from)
-	p.printf("test file %s of random bytes, %d timed run%s per row: median time, min-max, MB/s = 10^6 bytes/s\n",
-		formatSize(r.SizeBytes), r.Runs, plural(r.Runs))
-	p.printf("CPU = user and system seconds of the copying thread (getrusage RUSAGE_THREAD); syscalls = the copier's own counts\n")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// secs prints seconds with at least three decimals and at least three
-// significant digits: 1.250, 0.472, 0.0472, 0.000472.
-func secs(s float64) string {
-	if s <= 0 {
-		return "0"
-	}
-	decimals := max(3, 2-int(math.Floor(math.Log10(s))))
-	return fmt.Sprintf("%.*f", min(decimals, 9), s)
-}
-
-// rowLead is the first cells of a row of section n: what the row varies.
-func rowLead(n int, r *Row) []string {
-	switch n {
-	case 1:
-		return []string{strategyLabel(r)}
-	case 2:
-		loops := int64(0)
-		if r.BufferSize > 0 {
-			loops = (r.Bytes + int64(r.BufferSize) - 1) / int64(r.BufferSize)
-		}
-		return []string{formatSize(int64(r.BufferSize)), fmt.Sprint(loops)}
-	case 3:
-		flags := r.OpenFlags
-		if flags == "" {
-			flags = "-"
-		}
-		return []string{r.Sync, strategyLabel(r), flags}
-	}
-	return nil
-}
-
-// section prints one copy section.
-func (p *tablePrinter) section(s *Section) {
-	p.printf("\n%d. %s, %s cache\n", s.Number, s.Title, s.Cache)
-	p.printf("   timed: %s\n", s.Timed)
-	if s.Note != "" {
-		p.printf("   %s\n", s.Note)
-	}
-	t := &table{}
-	var first []string
-	var firstRight []bool
-	switch s.Number {
-	case 1:
-		first, firstRight = []string{"strategy"}, []bool{false}
-	case 2:
-		first, firstRight = []string{"buffer", "loops"}, []bool{true, true}
-	case 3:
-		first, firstRight = []string{"sync", "strategy", "open flags"}, []bool{false, false, false}
-	}
-	calls := "calls by strategy (bytes)"
-	if s.Number == 3 {
-		calls += "; durability"
-	}
-	t.header = append(first, "runs", "time s", "min-max s", "MB/s", "user s", "sys s", "syscalls")
-	t.right = append(firstRight, true, true, true, true, true, true, true)
-	if s.Number == 1 {
-		t.header = append(t.header, "cached", "share")
-		t.right = append(t.right, true, true)
-	}
-	t.header = append(t.header, calls)
-	t.right = append(t.right, false)
-	for i := range s.Rows {
-		r := &s.Rows[i]
-		lead := rowLead(s.Number, r)
-		if r.Refused {
-			if len(lead) == 1 {
-				t.addSpan(lead[0], "refused: "+r.Error)
-			} else {
-				t.addSpan(strings.Join(lead, "  "), "refused: "+r.Error)
-			}
-			continue
-		}
-		cells := append(lead,
-			fmt.Sprint(r.Runs),
-			secs(r.MedianS),
-			secs(r.MinS)+"-"+secs(r.MaxS),
-			fmt.Sprintf("%.0f", r.MBps),
-			fmt.Sprintf("%.2f", r.UserS),
-			fmt.Sprintf("%.2f", r.SysS),
-			fmt.Sprint(r.Syscalls))
-		if s.Number == 1 {
-			share := "-"
-			if r.ShareOfLimit > 0 {
-				share = fmt.Sprintf("%.0f%%", 100*r.ShareOfLimit)
-			}
-			cells = append(cells, fmt.Sprintf("%.1f%%", 100*r.Resident), share)
-		}
-		t.add(append(cells, describeCalls(r))...)
-	}
-	if s.Number == 1 && s.DeviceLimit.LimitMBps > 0 {
-		d := s.DeviceLimit
-		blank := []string{"", "", ""}
-		t.add(append([]string{"device read (O_DIRECT)", "1", secs(d.ReadS), "", fmt.Sprintf("%.0f", d.ReadMBps)}, append(blank,
-			fmt.Sprintf("%.1f%%", 100*d.ReadResident), fmt.Sprintf("%.0f%%", 100*d.ReadMBps/d.LimitMBps),
-			fmt.Sprintf("%d pread64 of %s in flight, while the write below runs", d.Depth, formatSize(int64(d.BlockBytes))))...)...)
-		t.add(append([]string{"device write (O_DIRECT)", "1", secs(d.WriteS), "", fmt.Sprintf("%.0f", d.WriteMBps)}, append(blank,
-			"", fmt.Sprintf("%.0f%%", 100*d.WriteMBps/d.LimitMBps),
-			fmt.Sprintf("%d pwrite64 of %s in flight, while the read above runs; preallocated, no flush", d.Depth, formatSize(int64(d.BlockBytes))))...)...)
-	}
-	if p.err == nil {
-		var b strings.Builder
-		t.write(&b)
-		p.printf("%s", b.String())
-	}
-}
-
-// DefaultRWLabel is how the tables name the rw loop with its default
-// buffer: "rw (512 KiB)".
-func DefaultRWLabel() string {
-	return fmt.Sprintf("rw (%s)", formatSize(copier.DefaultBufferSize))
-}
-
-func strategyLabel(r *Row) string {
-	if r.Strategy == copier.RW.String() {
-		return fmt.Sprintf("rw (%s)", formatSize(int64(r.BufferSize)))
-	}
-	return r.Strategy
-}
-
-// syscallCost prints section 4.
-func (p *tablePrinter) syscallCost(c *SyscallCost) {
-	p.printf("\n4. Cost of one system call against a function call (%d run%s, median)\n", c.Runs, plural(c.Runs))
-	p.printf("   timed: the calling thread's CPU time (%s), so waiting for a busy CPU does not count\n", c.Clock)
-	t := &table{
-		header: []string{"call", "calls/run", "ns/call", "min-max ns", "user s", "sys s"},
-		right:  []bool{false, true, true, true, true, true},
-	}
-	t.add("getpid ("+c.SyscallMethod+")", fmt.Sprint(c.Syscalls), fmt.Sprintf("%.1f", c.SyscallNs),
-		fmt.Sprintf("%.1f-%.1f", c.SyscallMinNs, c.SyscallMaxNs), fmt.Sprintf("%.2f", c.SyscallUserS), fmt.Sprintf("%.2f", c.SyscallSysS))
-	t.add("function call (//go:noinline)", fmt.Sprint(c.FuncCalls), fmt.Sprintf("%.2f", c.FuncNs),
-		fmt.Sprintf("%.2f-%.2f", c.FuncMinNs, c.FuncMaxNs), "", "")
-	if p.err == nil {
-		var b strings.Builder
-		t.write(&b)
-		p.printf("%s", b.String())
-	}
-	p.printf("one system call costs as much as %.0f function calls\n", c.Ratio)
-}
-
-// footer prints the notes and the verdict.
-func (p *tablePrinter) footer(r *Report) {
-	p.printf("\n")
-	for _, n := range r.Notes {
-		p.printf("note: %s\n", n)
-	}
-	where := fmt.Sprintf("on %s (%s)", r.Dir, r.DirFS)
-	if r.From != r.Dir {
-		where = fmt.Sprintf("from %s (%s) to %s (%s)", r.From, r.FromFS, r.Dir, r.DirFS)
-	}
-	if r.Fastest == "" {
-		p.printf("no strategy worked %s\n", where)
-		return
-	}
-	how := "cold cache"
-	if len(r.Sections) > 0 {
-		for _, row := range r.Sections[0].Rows {
-			if row.Strategy == r.Fastest {
-				how = row.Cache + " cache"
-				if row.SharedExtents {
-					how += "; it shares extents, no data is copied"
-				}
-			}
-		}
-	}
-	p.printf("fastest strategy %s: %s (%.0f MB/s, %s)\n", where, r.Fastest, r.FastestMBps, how)
 }
