@@ -44,6 +44,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"fastcp/integration_test/fsfixture"
 )
 
 func main() { os.Exit(run()) }
@@ -55,7 +57,11 @@ type config struct {
 	resumeSize  int64
 	bin         string
 	ws          string
-	filter      *regexp.Regexp // -only: scenarios, or with -sweep its parts
+	// fioMem is fio's --mem: shmhuge when huge pages could be reserved
+	// (a 1 MiB request of 4 KiB pages is 256 segments, more than a
+	// virtio disk takes in one request), else malloc.
+	fioMem string
+	filter *regexp.Regexp // -only: scenarios, or with -sweep its parts
 }
 
 func run() int {
@@ -107,6 +113,15 @@ func run() int {
 		if err := build(c.bin); err != nil {
 			fmt.Fprintln(os.Stderr, "durabench: building fastcp:", err)
 			return 1
+		}
+	}
+	c.fioMem = "malloc"
+	if _, err := exec.LookPath("fio"); err == nil {
+		if restore, err := fsfixture.ReserveHugePages(16 << 20); err != nil {
+			fmt.Printf("note: fio without huge pages (%v): its 1 MiB requests of 4 KiB pages are split at the device's segment limit\n", err)
+		} else {
+			c.fioMem = "shmhuge"
+			defer restore()
 		}
 	}
 	printHeader(c, ws)
@@ -161,8 +176,8 @@ func printHeader(c config, ws string) {
 	syscall.Statfs(ws, &fs)
 	host, _ := os.Hostname()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("durabench: %s, workspace %s (fs magic %#x), %d runs per tool, load %s\n",
-		host, ws, fs.Type, c.runs, strings.Fields(string(load) + " ?")[0])
+	fmt.Printf("durabench: %s, workspace %s (fs magic %#x), %d runs per tool, load %s; fio --mem=%s\n",
+		host, ws, fs.Type, c.runs, strings.Fields(string(load) + " ?")[0], c.fioMem)
 }
 
 // parseSize reads 512, 64K, 256M, 1G (powers of 1024).

@@ -17,8 +17,9 @@ import (
 )
 
 // syncScenario: a durable 1 GiB copy, warm source, against cp && sync, dd
-// conv=fdatasync and fio's O_DIRECT sequential write (no source to read:
-// the device's write speed, the floor of any durable copy).
+// conv=fdatasync and fio's O_DIRECT sequential write, flushed at its end
+// as the copy is, from huge pages where they could be reserved (no source
+// to read: the device's write speed, the floor of any durable copy).
 func syncScenario(ctx context.Context, c config) error { return syncRun(ctx, c, false) }
 
 // syncColdScenario: the same with the source evicted before every run, so
@@ -50,7 +51,7 @@ func syncRun(ctx context.Context, c config, coldSource bool) error {
 		haveFio = true
 		tools = append(tools, tool{name: "fio write --direct=1 bs=1M", prep: prep, run: func(ctx context.Context) error {
 			return runCmd(ctx, "fio", "--name=w", "--rw=write", "--bs=1M", fmt.Sprintf("--size=%d", c.size),
-				"--direct=1", "--filename="+dst, "--output=/dev/null")
+				"--direct=1", "--mem="+c.fioMem, "--end_fsync=1", "--filename="+dst, "--output=/dev/null")
 		}})
 	}
 	state := "warm source"

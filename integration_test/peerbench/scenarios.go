@@ -111,7 +111,7 @@ var (
 	// the direct pipeline's choice of goroutines calling pread/pwrite over
 	// io_uring is measured (no target: information).
 	fioUringTool = fioDepthTool("fio io_uring", "io_uring")
-	fioPsyncTool = tool{name: "fio psync 4+4", yardstick: true, argv: []string{"{fio}", "--ioengine=psync", "--direct=1", "--bs=4M",
+	fioPsyncTool = tool{name: "fio psync 4+4", yardstick: true, argv: []string{"{fio}", "--ioengine=psync", "--direct=1", "--bs=4M", "{fiomem}",
 		"--numjobs=4", "--size=1G", "--offset_increment=1G",
 		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--end_fsync=1", "--output=/dev/null"}}
 	// fastcp, then sync: what a copy that must reach the device costs
@@ -124,9 +124,10 @@ var (
 )
 
 // fioDepthTool is fio reading SRC and writing DST at once through engine,
-// O_DIRECT, 8 requests of 4 MiB in flight a side, flushed.
+// O_DIRECT, 8 requests of 4 MiB in flight a side, in huge pages where the
+// workspace could reserve them ({fiomem}: --mem=shmhuge), flushed.
 func fioDepthTool(name, engine string) tool {
-	return tool{name: name, yardstick: true, argv: []string{"{fio}", "--ioengine=" + engine, "--direct=1", "--bs=4M", "--iodepth=8",
+	return tool{name: name, yardstick: true, argv: []string{"{fio}", "--ioengine=" + engine, "--direct=1", "--bs=4M", "--iodepth=8", "{fiomem}",
 		"--name=r", "--filename={src}", "--rw=read", "--name=w", "--filename={dst}", "--rw=write", "--size=4G", "--end_fsync=1", "--output=/dev/null"}}
 }
 

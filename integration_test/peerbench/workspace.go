@@ -35,10 +35,14 @@ const tmpfsSize = 6 << 30
 // share them) and the binaries it times.
 type workspace struct {
 	root         string
-	fastcpOrigin string            // the binary bins["{fastcp}"] is a copy of
-	bins         map[string]string // "{fastcp}" -> path, ...
-	mounts       map[string]*fsfixture.FS
-	sources      map[string]string // kind + "/" + source.name -> path
+	fastcpOrigin string // the binary bins["{fastcp}"] is a copy of
+	// restoreHuge puts the huge page pool back as it was (fio's
+	// --mem=shmhuge took some); fioNote says why fio has none.
+	restoreHuge func() error
+	fioNote     string
+	bins        map[string]string // "{fastcp}" -> path, ...
+	mounts      map[string]*fsfixture.FS
+	sources     map[string]string // kind + "/" + source.name -> path
 }
 
 func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*workspace, error) {
@@ -64,15 +68,28 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 		}
 	}
 	// fio is the device's yardstick in the cold scenarios; without it
-	// its rows are left out.
+	// its rows are left out. Its buffers are huge pages ({fiomem}), so
+	// that a 4 MiB request is one request to the device.
+	var restoreHuge func() error
+	fioNote := ""
 	if p, err := exec.LookPath("fio"); err == nil {
 		bins["{fio}"] = p
+		bins["{fiomem}"] = "--mem=malloc"
+		if restore, err := fsfixture.ReserveHugePages(fioHugeBytes); err == nil {
+			bins["{fiomem}"], restoreHuge = "--mem=shmhuge", restore
+		} else {
+			fioNote = fmt.Sprintf("fio without huge pages (%v): its 4 MiB requests of 4 KiB pages are split at the device's segment limit, so its limit may read low", err)
+		}
 	}
 	root, err := os.MkdirTemp(parent, "fastcp-bench-")
 	if err != nil {
+		if restoreHuge != nil {
+			restoreHuge()
+		}
 		return nil, err
 	}
-	ws := &workspace{root: root, bins: bins, mounts: map[string]*fsfixture.FS{}, sources: map[string]string{}}
+	ws := &workspace{root: root, bins: bins, mounts: map[string]*fsfixture.FS{}, sources: map[string]string{},
+		restoreHuge: restoreHuge, fioNote: fioNote}
 	if err := os.Mkdir(filepath.Join(root, rootFS), 0o755); err != nil {
 		return ws, err
 	}
@@ -141,7 +158,18 @@ func (ws *workspace) close() {
 	if err := os.RemoveAll(ws.root); err != nil {
 		fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
 	}
+	if ws.restoreHuge != nil {
+		if err := ws.restoreHuge(); err != nil {
+			fmt.Fprintf(os.Stderr, "peerbench: restoring vm.nr_hugepages: %v\n", err)
+		}
+		ws.restoreHuge = nil
+	}
 }
+
+// fioHugeBytes is the huge page memory the fio tools take at most: two
+// jobs of 8 requests of 4 MiB (fio io_uring, fio), or eight of one (fio
+// psync 4+4), and room for fio's alignment.
+const fioHugeBytes = 128 << 20
 
 // dir is a directory on a filesystem of the kind: the workspace itself for
 // rootFS, else a filesystem mounted on first use.
@@ -230,6 +258,11 @@ func (ws *workspace) printHeader(w io.Writer, runs int) {
 		unix.ByteSliceToString(uts.Release[:]), runtime.NumCPU(), ws.root, fsType, runs)
 	if fsType != rootFS {
 		fmt.Fprintf(w, "note: the workspace is on %s, not %s: the %q scenarios run there\n", fsType, rootFS, rootFS)
+	}
+	if ws.fioNote != "" {
+		fmt.Fprintf(w, "note: %s\n", ws.fioNote)
+	} else if m, ok := ws.bins["{fiomem}"]; ok {
+		fmt.Fprintf(w, "fio's buffers: %s (huge pages, so that a 4 MiB request is one request to the device)\n", m)
 	}
 }
 
