@@ -17,7 +17,7 @@ import (
 // workspace.dir knows.
 type scenario struct {
 	id, title    string
-	srcFS, dstFS string // rootFS, "tmpfs", "xfs" or "btrfs"; the same kind is the same mount
+	srcFS, dstFS string // rootFS, "tmpfs", "xfs", "btrfs" or "sshfs"; the same kind is the same mount
 	source       source
 	tools        []tool
 	targets      []target
@@ -96,8 +96,11 @@ func namedFastcp(name string, args ...string) tool {
 }
 
 var (
-	cpTool     = tool{name: "cp", argv: []string{"{cp}", "{src}", "{dst}"}}
-	cpRTool    = tool{name: "cp -r", argv: []string{"{cp}", "-r", "{src}", "{dst}"}}
+	cpTool  = tool{name: "cp", argv: []string{"{cp}", "{src}", "{dst}"}}
+	cpRTool = tool{name: "cp -r", argv: []string{"{cp}", "-r", "{src}", "{dst}"}}
+	cpATool = tool{name: "cp -a", argv: []string{"{cp}", "-a", "{src}", "{dst}"}}
+	// rsync makes DST the copy of SRC's contents, as cp -a SRC DST does.
+	rsyncATool = tool{name: "rsync -a", argv: []string{"{rsync}", "-a", "{src}/", "{dst}/"}}
 	iocopyTool = tool{name: "iocopy", argv: []string{"{iocopy}", "{src}", "{dst}"}}
 	// Durability peers, for --sync scenarios:
 	cpSyncTool = tool{name: "cp && sync", argv: []string{"sh", "-c", `"$0" -- "$1" "$2" && sync`, "{cp}", "{src}", "{dst}"}}
@@ -292,6 +295,22 @@ func defaultScenarios(size int64) []*scenario {
 				ratioAtMost("fastcp -r", "cp -r", 1.0),
 				ratioAtMost("fastcp -r -j 4", "cp -r", 0.7),
 				peakRSSAtMost("fastcp -r", maxRSS),
+			},
+		},
+		{
+			// A network mount, where every metadata call is a round trip
+			// through ssh to the SFTP server: what a file costs in calls
+			// decides the time, and -j overlaps them.
+			id:     "tree-sshfs",
+			title:  "ext4 -> sshfs (sshd on 127.0.0.1), a tree of 2000 files of 4 KiB (50 directories), -a",
+			srcFS:  rootFS,
+			dstFS:  "sshfs",
+			source: treeFiles(2000, 4<<10, 40),
+			tools:  []tool{fastcpTool("-a"), fastcpTool("-a", "-j", "4"), cpATool, rsyncATool},
+			targets: []target{
+				ratioAtMost("fastcp -a", "cp -a", 1.1),
+				ratioAtMost("fastcp -a -j 4", "cp -a", 0.6),
+				ratio("fastcp -a", "rsync -a"),
 			},
 		},
 		// The find -exec cp {} DIR \; pattern: one invocation a file, so

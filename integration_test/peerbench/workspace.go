@@ -42,6 +42,7 @@ type workspace struct {
 	fioNote     string
 	bins        map[string]string // "{fastcp}" -> path, ...
 	mounts      map[string]*fsfixture.FS
+	sshfs       *fsfixture.SSHFS  // the "sshfs" kind, mounted on first use
 	sources     map[string]string // kind + "/" + source.name -> path
 }
 
@@ -80,6 +81,11 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 		} else {
 			fioNote = fmt.Sprintf("fio without huge pages (%v): its 4 MiB requests of 4 KiB pages are split at the device's segment limit, so its limit may read low", err)
 		}
+	}
+	// rsync is a peer on the network mount; without it its row is left
+	// out.
+	if p, err := exec.LookPath("rsync"); err == nil {
+		bins["{rsync}"] = p
 	}
 	root, err := os.MkdirTemp(parent, "fastcp-bench-")
 	if err != nil {
@@ -155,6 +161,11 @@ func (ws *workspace) close() {
 			fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
 		}
 	}
+	if ws.sshfs != nil {
+		if err := ws.sshfs.Unmount(); err != nil {
+			fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
+		}
+	}
 	if err := os.RemoveAll(ws.root); err != nil {
 		fmt.Fprintf(os.Stderr, "peerbench: %v\n", err)
 	}
@@ -182,6 +193,22 @@ func (ws *workspace) dir(kind string) (string, error) {
 	}
 	if !fsfixture.IsRoot() {
 		return "", fmt.Errorf("%w: mounting %s needs root", errSkipped, kind)
+	}
+	if kind == "sshfs" {
+		// A network mount: sshfs over an sshd of its own on 127.0.0.1,
+		// serving a directory of the workspace (on rootFS).
+		if ws.sshfs != nil {
+			return ws.sshfs.Dir, nil
+		}
+		if why := fsfixture.SSHFSMissing(); why != "" {
+			return "", fmt.Errorf("%w: %s", errSkipped, why)
+		}
+		m, err := fsfixture.MountSSHFS(ws.root)
+		if err != nil {
+			return "", err
+		}
+		ws.sshfs = m
+		return m.Dir, nil
 	}
 	size := int64(loopImageSize)
 	if kind == "tmpfs" {
