@@ -183,6 +183,11 @@ func (c *fileCopy) openDest() bool {
 		c.dest, err = createDest(*ex, dopts)
 	}
 	if err != nil {
+		if errors.Is(err, durability.ErrIsSource) {
+			// Swapped for a link to SOURCE since the check (dest.go).
+			c.r.fail(fmt.Sprintf("%s and %s are the same file", quote(c.src), quote(dst)))
+			return false
+		}
 		if !c.inPlace && ex.st != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
 			// DEST itself is writable (checked above), its directory is
 			// not: cp would write in place, the contract wants a

@@ -838,6 +838,39 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	}
 }
 
+// The read-back with O_DIRECT opens the temporary file's name a second
+// time: a name swapped meanwhile for another file, even one holding the
+// same bytes, is not read in its place, and DEST is not replaced.
+func TestVerifyDirectReopenIsTheSameFile(t *testing.T) {
+	data := randomData(3 << 20)
+	dir, dest, src := setup(t, data)
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	record(t)
+	resident = func(int) (int64, error) { return 4096, nil }
+	real := openFile
+	openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
+		if flags&unix.O_DIRECT != 0 {
+			return real(unix.AT_FDCWD, other, flags, mode)
+		}
+		return real(dirfd, p, flags, mode)
+	}
+	d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Named: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyInto(t, d, data, 1<<20)
+	err = d.Commit(src)
+	var de *Error
+	if !errors.As(err, &de) || de.Op != "verify" || !errors.Is(err, errReplaced) {
+		t.Fatalf("Commit: %v, want Error{Op: verify, Err: errReplaced}", err)
+	}
+	assertOld(t, dest)
+	assertNoTemps(t, dir)
+}
+
 func TestVerifyEvictsBeforeReading(t *testing.T) {
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)

@@ -60,7 +60,8 @@ type Options struct {
 	// InPlace writes into Path itself, where WritesInPlace says so
 	// (--inplace, devices, FIFOs, /proc and /sys files).
 	InPlace bool
-	// Truncate, with InPlace, truncates a regular file first (O_TRUNC).
+	// Truncate, with InPlace, empties a regular file first (as O_TRUNC,
+	// once it proved not to be Source: truncateInPlace).
 	Truncate bool
 	// Perm is the mode a new in-place file is created with.
 	Perm os.FileMode
@@ -251,14 +252,16 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 	var st *unix.Stat_t // the new temporary file's, from its create
 	if o.InPlace {
 		flags |= os.O_WRONLY | os.O_CREATE
-		if o.Truncate {
-			flags |= os.O_TRUNC
-		}
 		perm := o.Perm
 		if perm == 0 {
 			perm = 0o666
 		}
 		f, err := openInPlace(dir, base, path, flags, perm)
+		if err == nil && o.Truncate {
+			if err = truncateInPlace(f, o); err != nil {
+				closeFile(f)
+			}
+		}
 		if err != nil {
 			dir.Release()
 			return nil, err
@@ -338,6 +341,35 @@ func openInPlace(dir *fsdir.Dir, base, path string, flags int, perm os.FileMode)
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return sysx.NewFile(fd, path), nil
+}
+
+// ErrIsSource is Create's error for an in-place DEST that, once open,
+// proves to be the copy's source (Options.Source): its name was swapped for
+// a link to the source after the caller checked that they differ.
+var ErrIsSource = errors.New("DEST is the source")
+
+// truncateInPlace empties the regular file f, DEST opened in place, as
+// O_TRUNC in the open would, but only once its fstat proved it is not the
+// copy's source: the caller's check that DEST and SOURCE differ looked at
+// the name before this open, and a name swapped meanwhile for a link to
+// SOURCE must not cut SOURCE short.
+func truncateInPlace(f *sysx.File, o Options) error {
+	fd := int(f.Fd())
+	defer runtime.KeepAlive(f)
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
+		return &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	if src := o.sourceIdentity(); src != (identity{}) && identityOf(&st) == src {
+		return ErrIsSource
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil // O_TRUNC does nothing to a FIFO or a device either
+	}
+	if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, 0) }); err != nil {
+		return &os.PathError{Op: "open", Path: f.Name(), Err: err}
+	}
+	return nil
 }
 
 // syncable reports whether the destination holds data that fsync and

@@ -249,6 +249,12 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 
 	dfd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|flags, 0)
 	if err == nil {
+		// The name opened a second time: still the file checked above?
+		var dst unix.Stat_t
+		if err := unix.Fstat(dfd, &dst); err != nil || identityOf(&dst) != identityOf(&st) {
+			unix.Close(dfd)
+			return sums{err: &os.PathError{Op: "open", Path: path, Err: errReplaced}}
+		}
 		align := dioAlign(dfd)
 		if align > 0 {
 			bufs := [2][]byte{alignedBuffer(verifyChunk, align), alignedBuffer(verifyChunk, align)}

@@ -227,51 +227,20 @@ func TestTempSwappedBeforeTheAct(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			strace, bin := faultReady(t)
 			dir := t.TempDir()
 			writeFile(t, join(dir, "src"), randomBytes(1<<20, "swapped"), 0o644)
 			old := randomBytes(4000, "old")
 			writeFile(t, join(dir, "dst"), old, 0o644)
 			set, _, _ := strings.Cut(tc.inject, ":")
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, strace, append([]string{"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + set, "-e", "inject=" + tc.inject, bin},
-				append(tc.args, "src", "dst")...)...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "LC_ALL=C")
-			var stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stderr, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waited := make(chan error, 1)
-			go func() { waited <- cmd.Wait() }()
-			for !tc.ready(dir) {
-				select {
-				case err := <-waited:
-					t.Fatalf("fastcp ended (%v) before the step; output %q", err, stderr.String())
-				case <-time.After(time.Millisecond):
-				}
-			}
 			theirs := []byte("another process's file\n")
-			writeFile(t, join(dir, "theirs"), theirs, 0o600)
-			if err := os.Rename(join(dir, "theirs"), join(dir, temp)); err != nil {
-				t.Fatal(err)
-			}
-			// Continued, however many times it takes: a SIGCONT that
-			// comes before the stop is taken is lost with it.
-			var err error
-			for done := false; !done; {
-				if p := traceePid(cmd.Process.Pid); p > 0 {
-					syscall.Kill(p, syscall.SIGCONT)
-				}
-				select {
-				case err = <-waited:
-					done = true
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-			r := result{code: waitStatus(err), stderr: dropStraceLines(stderr.String())}
+			r := stoppedRun(t, dir, []string{"-e", "trace=" + set, "-e", "inject=" + tc.inject}, append(tc.args, "src", "dst"),
+				func() bool { return tc.ready(dir) },
+				func() {
+					writeFile(t, join(dir, "theirs"), theirs, 0o600)
+					if err := os.Rename(join(dir, "theirs"), join(dir, temp)); err != nil {
+						t.Fatal(err)
+					}
+				})
 			wantFailure(t, r, 1, tc.want)
 			assertFileBytes(t, join(dir, temp), theirs)
 			assertFileBytes(t, join(dir, "dst"), old)
@@ -280,6 +249,75 @@ func TestTempSwappedBeforeTheAct(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stoppedRun runs the static fastcp with args in dir under strace with
+// straceArgs, which stop it (an injected SIGSTOP) after some call; once
+// ready says that call is done, it runs act, then continues fastcp
+// (SIGCONT, as many times as it takes: one that comes before the stop is
+// taken is lost with it) and returns what it did.
+func stoppedRun(t *testing.T, dir string, straceArgs, args []string, ready func() bool, act func()) result {
+	t.Helper()
+	strace, bin := faultReady(t)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, strace, append(append(append([]string{"-f", "-qq", "-o", "/dev/null"}, straceArgs...), bin), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	for !ready() {
+		select {
+		case err := <-waited:
+			t.Fatalf("fastcp ended (%v) before the step; output %q", err, stderr.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	act()
+	for {
+		if p := traceePid(cmd.Process.Pid); p > 0 {
+			syscall.Kill(p, syscall.SIGCONT)
+		}
+		select {
+		case err := <-waited:
+			return result{code: waitStatus(err), stderr: dropStraceLines(stderr.String())}
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestInPlaceDestSwappedForSource: the name of an --inplace DEST is
+// swapped for a hard link to SOURCE after fastcp checked that they are not
+// the same file and before it opens DEST (strace stops it after that
+// check's fstatat): the open DEST proves to be SOURCE before anything cuts
+// it, and the copy fails as cp's check would have it, SOURCE intact.
+func TestInPlaceDestSwappedForSource(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := randomBytes(1<<20, "in place")
+	writeFile(t, join(dir, "src"), data, 0o644)
+	writeFile(t, join(dir, "dst"), []byte("old\n"), 0o644)
+	// DEST named ./dst: only the look relative to its directory, the
+	// last one before the open, is dst to strace -P.
+	log := join(t.TempDir(), "strace.log")
+	r := stoppedRun(t, dir, []string{"-o", log, "-e", "trace=newfstatat", "-e", "inject=newfstatat:signal=SIGSTOP:when=1", "-P", "dst"},
+		[]string{"--inplace", "src", "./dst"},
+		func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), `"dst"`) },
+		func() {
+			if err := os.Link(join(dir, "src"), join(dir, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(join(dir, "link"), join(dir, "dst")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	wantFailure(t, r, 1, "fastcp: 'src' and './dst' are the same file\n")
+	assertFileBytes(t, join(dir, "src"), data)
 }
 
 // TestUserFileWithTempName: a user's file whose name looks like a
