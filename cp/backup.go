@@ -106,7 +106,9 @@ func backupIsSource(o *flags.Options, sst *unix.Stat_t, d *dir, name string) boo
 // as messages name it, in the same directory) just before the new DEST
 // replaces it: a hard link, so that DEST never disappears (cp renames
 // DEST away and creates a new one); where the filesystem has no hard
-// links, a rename. undo takes the backup back if the new DEST then fails.
+// links, a rename. undo takes the backup back if the new DEST then fails,
+// provided the backup's name still is the file it made (another process
+// may have put a file of its own there meanwhile, which is left alone).
 func (j *job) makeBackup(d *dir, name, backup string) (undo func(), err error) {
 	if d.Err() != nil {
 		return nil, d.Err()
@@ -123,12 +125,32 @@ func (j *job) makeBackup(d *dir, name, backup string) (undo func(), err error) {
 		}, nil)
 		err = unwrapPath(err)
 	}
+	// made is the backup's identity, right after it was made.
+	made := func() func() bool {
+		st, err := d.Stat(bbase, false)
+		return func() bool {
+			now, nerr := d.Stat(bbase, false)
+			return err == nil && nerr == nil && idOf(&now) == idOf(&st)
+		}
+	}
 	switch {
 	case err == nil:
-		return func() { unix.Unlinkat(dfd, bbase, 0); d.Release() }, nil
+		ours := made()
+		return func() {
+			if ours() {
+				unix.Unlinkat(dfd, bbase, 0)
+			}
+			d.Release()
+		}, nil
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EXDEV), errors.Is(err, unix.EMLINK), errors.Is(err, unix.EOPNOTSUPP):
 		if err = unix.Renameat(dfd, base, dfd, bbase); err == nil {
-			return func() { unix.Renameat(dfd, bbase, dfd, base); d.Release() }, nil
+			ours := made()
+			return func() {
+				if ours() {
+					unix.Renameat(dfd, bbase, dfd, base)
+				}
+				d.Release()
+			}, nil
 		}
 	}
 	d.Release()

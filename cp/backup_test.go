@@ -78,6 +78,33 @@ func TestMakeBackup(t *testing.T) {
 	}
 }
 
+// The backup's name taken over by another process's file before the new
+// DEST fails: undo leaves that file alone.
+func TestMakeBackupUndoLeavesAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	dst, bak := filepath.Join(dir, "d"), filepath.Join(dir, "d~")
+	os.WriteFile(dst, []byte("old"), 0o640)
+	ap := &app{opts: &flags.Options{}, session: durability.NewSession()}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fsdir.New(fd, dir)
+	defer d.Release()
+	undo, err := (&job{a: ap, r: &record{}}).makeBackup(d, "d", bak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "theirs"), []byte("theirs"), 0o600)
+	if err := os.Rename(filepath.Join(dir, "theirs"), bak); err != nil {
+		t.Fatal(err)
+	}
+	undo()
+	if b, err := os.ReadFile(bak); err != nil || string(b) != "theirs" {
+		t.Errorf("the other file under the backup's name: %q, %v", b, err)
+	}
+}
+
 // The backup is made in the directory the walk holds open, not in
 // whatever directory DEST's name leads to by then.
 func TestMakeBackupFollowsTheDirectoryFd(t *testing.T) {
