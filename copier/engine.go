@@ -490,8 +490,8 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			c.res.Strategy = s
 			return off, eof, nil
 		}
-		var cerr *Error
-		if !errors.As(err, &cerr) {
+		cerr, ok := asType[*Error](err)
+		if !ok {
 			cerr = &Error{Strategy: s, Side: SideBoth, Offset: off, Err: err}
 		}
 		if s == RW || cerr.final || !refusal(cerr.Err) {

@@ -3,7 +3,6 @@
 package copier
 
 import (
-	"errors"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -35,8 +34,8 @@ type memoEntry struct{ err error }
 // FICLONERANGE (EINVAL) or an O_APPEND file (EBADF) says nothing about the
 // next file, a missing syscall or an unsupported filesystem does.
 func memoizable(err error) bool {
-	var errno unix.Errno
-	if !errors.As(err, &errno) {
+	errno, ok := asType[unix.Errno](err)
+	if !ok {
 		return false
 	}
 	switch errno {

@@ -39,6 +39,11 @@ func TestTempNames(t *testing.T) {
 	if IsTempFor(filepath.Base(FirstTemp(a)), tempBase(filepath.Base(a))) {
 		t.Error("a short name is taken for a long one's shortened form")
 	}
+	for n, want := range map[uint64]string{0: "000000000000", 0xa: "00000000000a", 0x123456789abc: "123456789abc"} {
+		if got := tempNameHex("/d/dst", n); got != "/d/"+TempPrefix+"dst."+want {
+			t.Errorf("tempNameHex(/d/dst, %#x) = %s, want /d/%sdst.%s", n, got, TempPrefix, want)
+		}
+	}
 	name := TempPrefix + "dst.0123456789ab"
 	if !IsTempFor(name, "dst") || IsTempFor(name, "ds") || IsTempFor(name+"0", "dst") ||
 		IsTempFor(TempPrefix+"dst.0123456789aB", "dst") || IsTempFor("dst.0123456789ab", "dst") {
