@@ -713,10 +713,20 @@ func (p *pipeline) run() (tail *chunk) {
 	for p.inflight < g.depth && p.issue() {
 	}
 	for p.inflight > 0 || p.hashing > 0 {
+		// Every buffer the depth allows is with the hash: the copy
+		// waits for it (--debug says how long).
+		starved := p.hashing > 0 && len(p.free) == 0 && p.inflight < g.depth && !p.halted
+		var t0 time.Time
+		if starved {
+			t0 = time.Now()
+		}
 		select {
 		case b := <-p.hashed:
 			p.hashing--
 			p.free = append(p.free, b)
+			if starved {
+				p.c.hash.stats.Wait += time.Since(t0)
+			}
 		case ch := <-p.done:
 			p.inflight--
 			p.completed(ch)

@@ -269,9 +269,20 @@ func (k *hasher) finish(abandon bool) (HashStats, error) {
 		err = k.err
 	}
 	k.mu.Unlock()
-	k.buf = nil
+	if k.buf != nil {
+		b := k.buf
+		hashBufs.Put(&b)
+		k.buf = nil
+	}
 	return k.stats, err
 }
+
+// hashBufs are the buffers bytes are read again into: a tree of small
+// files would otherwise allocate (and collect) one per file.
+var hashBufs = sync.Pool{New: func() any {
+	b := make([]byte, hashReadBytes)
+	return &b
+}}
 
 // run is the goroutine: it hashes the spans in order as they come.
 func (k *hasher) run() {
@@ -386,7 +397,7 @@ func (k *hasher) zeros(n int64) {
 // cache at the end: these pages are among them.)
 func (k *hasher) reread(off, n int64) error {
 	if k.buf == nil {
-		k.buf = make([]byte, hashReadBytes)
+		k.buf = *hashBufs.Get().(*[]byte)
 	}
 	for n > 0 {
 		want := min(n, int64(len(k.buf)))

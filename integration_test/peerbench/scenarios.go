@@ -345,7 +345,7 @@ func defaultScenarios(size int64) []*scenario {
 			tools:   []tool{fastcpTool(), cpTool, iocopyTool},
 			targets: []target{ratio("fastcp", "cp"), ratio("fastcp", "iocopy")},
 		},
-	}, coldScenarios()...)
+	}, append(checksumScenarios(size), append(coldScenarios(), coldChecksumScenario())...)...)
 }
 
 // sweepBuffers are the rw buffer sizes the sweep times.
