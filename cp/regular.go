@@ -46,6 +46,7 @@ type fileCopy struct {
 	checkpoint func(int64) error
 	copied     int64     // bytes the transfer wrote
 	hash       hash.Hash // --checksum: the source's bytes, as the transfer read them
+	hashedTo   int64     // what hash was given already: [0, hashedTo)
 }
 
 // copyFile copies the data of SOURCE to DEST: through a temporary file
@@ -310,12 +311,14 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 	}
 	var hashWaiting func()
 	if o.Checksum != checksum.None && !o.AttributesOnly {
-		c.hash = o.Checksum.New()
-		if c.start > 0 {
+		if c.hash == nil {
+			c.hash, c.hashedTo = o.Checksum.New(), 0
+		}
+		if c.hashedTo < c.start {
 			// A leftover continued: the bytes it holds are SOURCE's
 			// (the trust rule for leftovers), which are hashed from
 			// the start, read from SOURCE.
-			if err := checksum.ReadRange(c.hash, int(srcF.Fd()), 0, c.start, nil); err != nil {
+			if err := checksum.ReadRange(c.hash, int(srcF.Fd()), c.hashedTo, c.start, nil); err != nil {
 				if errors.Is(err, checksum.ErrShort) {
 					err = copier.ErrHashShort
 				}
@@ -432,6 +435,15 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 		c.r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(c.dest.TempPath()), c.start, before.Size))
 	case c.dest != nil && c.a.opts.Verbose && c.start > 0:
 		c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+	case c.dest == nil && ex.st != nil && (ex.act == actReplace || ex.act == actReplaceAsNew):
+		// No leftover of fastcp's: DEST may be the partial copy of
+		// another tool.
+		if !c.continuePartial(dopts) {
+			return false
+		}
+		if c.dest != nil && c.a.opts.Verbose && !c.a.opts.Debug {
+			c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+		}
 	}
 	return true
 }

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"io"
 	"sync"
+	"time"
 
 	"fastcp/copier"
 	"fastcp/durability"
@@ -58,13 +59,15 @@ type app struct {
 	tops       map[topCopy]bool // the command-line SOURCEs copied, and where
 
 	sums *manifest // --checksum-file's; nil: none
+
+	started int64 // when the run began, ns since the epoch
 }
 
 // Run copies as opts say, printing to out and reading -i's answers from
 // stdin; its temporary files are registered with session, which the
 // signal handler interrupts. It reports whether anything failed.
 func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *durability.Session) (failed bool) {
-	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), session: session, swaps: newSwapFiles()}
+	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), session: session, swaps: newSwapFiles(), started: time.Now().UnixNano()}
 	a.seq.out = out
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))
