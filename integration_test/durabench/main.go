@@ -24,6 +24,11 @@
 //	resume   4 GiB, cold source: fastcp --resume vs fastcp, the cost
 //	         of the checkpoints (<= 1.03); fastcp --resume continuing a
 //	         leftover at 75% vs the full copy (<= 0.35)
+//	resume-sum the same with --checksum-file, -size (1 GiB): the resumed
+//	         run's manifest line must be sha256sum's of DEST
+//	partial  DEST left at 75% by an interrupted cp, continued with --resume,
+//	         vs the full copy: on ext4 (<= 0.6), on xfs and btrfs, where the
+//	         prefix is shared (<= 0.35); cold source and DEST
 //
 // Everything lives in one directory under -dir (the ext4 root filesystem by
 // default) that is removed at the end, also on SIGINT, SIGTERM and SIGHUP.
@@ -130,7 +135,8 @@ func run() int {
 		name string
 		run  func(context.Context, config) error
 	}
-	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}, {"resume", resumeScenario}, {"resume-sync", resumeSyncScenario}}
+	all := []scenario{{"sync", syncScenario}, {"sync-cold", syncColdScenario}, {"modes", modesScenario}, {"nocache", nocacheScenario}, {"verify", verifyScenario}, {"resume", resumeScenario}, {"resume-sync", resumeSyncScenario},
+		{"resume-sum", resumeSumScenario}, {"partial", partialScenario}}
 	if *sweep {
 		all = []scenario{{"sweep", sweepScenario}}
 	}

@@ -48,9 +48,11 @@ func measure(ctx context.Context, runs int, tools []tool) (results, error) {
 					return res, fmt.Errorf("%s: preparing: %w", t.name, err)
 				}
 			}
+			childCPU = 0
 			start := time.Now()
 			err := t.run(ctx)
 			d := time.Since(start)
+			cpu := childCPU
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
@@ -63,10 +65,19 @@ func measure(ctx context.Context, runs int, tools []tool) (results, error) {
 				}
 			}
 			res[t.name] = append(res[t.name], d)
+			res[cpuKey+t.name] = append(res[cpuKey+t.name], cpu)
 		}
 	}
 	return res, nil
 }
+
+// cpuKey prefixes a tool's name for the CPU time (user + system) of its
+// runs' commands, kept beside their wall times.
+const cpuKey = "cpu\x00"
+
+// childCPU is the CPU time of the commands the tool running now ran
+// (runCmd adds each one's).
+var childCPU time.Duration
 
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
@@ -90,8 +101,8 @@ func (r results) row(name string, size int64) {
 		return
 	}
 	m := median(ds)
-	fmt.Printf("  %-34s %9s  (%.3f-%.3f)  %7.0f MB/s\n", name, secs(m),
-		slices.Min(ds).Seconds(), slices.Max(ds).Seconds(), float64(size)/m.Seconds()/1e6)
+	fmt.Printf("  %-34s %9s  (%.3f-%.3f)  %7.0f MB/s  cpu %s\n", name, secs(m),
+		slices.Min(ds).Seconds(), slices.Max(ds).Seconds(), float64(size)/m.Seconds()/1e6, secs(median(r[cpuKey+name])))
 }
 
 // ratio prints median(a)/median(b) and whether it meets limit (<=; 0: no target).
@@ -115,6 +126,9 @@ func (r results) ratio(a, b string, limit float64) {
 func runCmd(ctx context.Context, argv ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
+	if ps := cmd.ProcessState; ps != nil {
+		childCPU += ps.UserTime() + ps.SystemTime()
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
 	}

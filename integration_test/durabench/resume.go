@@ -20,7 +20,7 @@ import (
 // --resume (the checkpoints' fdatasyncs are the difference), and --resume
 // continuing a leftover that holds the first 75% with its checkpoint there
 // (made untimed before each run, flushed and evicted like the source).
-func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx, c) }
+func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx, c, nil) }
 
 // resumeSyncScenario is resumeScenario with --sync=data on every side: the
 // copy that must reach stable storage anyway, where a checkpoint's
@@ -28,10 +28,12 @@ func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx
 // leaves its data dirty in memory, the checkpoints also pay for writing
 // the data to the device.)
 func resumeSyncScenario(ctx context.Context, c config) error {
-	return resumeRuns(ctx, c, "--sync=data")
+	return resumeRuns(ctx, c, nil, "--sync=data")
 }
 
-func resumeRuns(ctx context.Context, c config, extra ...string) error {
+// resumeRuns times the three copies with extra options; check, when set,
+// runs after each resumed run (untimed), DEST complete.
+func resumeRuns(ctx context.Context, c config, check func(dst string) error, extra ...string) error {
 	src, dst := filepath.Join(c.ws, "src"), filepath.Join(c.ws, "dst")
 	temp := filepath.Join(c.ws, durability.TempPrefix+"dst.000000000000")
 	size := c.resumeSize
@@ -67,7 +69,9 @@ func resumeRuns(ctx context.Context, c config, extra ...string) error {
 		return cold(temp)
 	}
 	args := func(a ...string) []string { return append(append(slices.Clone(extra), a...), src, dst) }
-	name := func(n string) string { return strings.Join(append(append([]string{"fastcp"}, extra...), n), " ") }
+	name := func(n string) string {
+		return strings.Join(append(append([]string{"fastcp"}, shown(extra)...), n), " ")
+	}
 	plain, resume, from75 := strings.TrimSpace(name("")), name("--resume"), name("--resume, from 75%")
 	tools := []tool{
 		{name: plain, prep: prep, run: func(ctx context.Context) error { return runCmd(ctx, append([]string{c.bin}, args()...)...) }},
@@ -79,10 +83,15 @@ func resumeRuns(ctx context.Context, c config, extra ...string) error {
 			if _, err := os.Stat(temp); err == nil {
 				return fmt.Errorf("%s is still there", temp)
 			}
+			if check != nil {
+				if err := check(dst); err != nil {
+					return err
+				}
+			}
 			return os.Rename(dst, kept)
 		}},
 	}
-	fmt.Printf("\n%s: %s copy, cold source (and cold leftover)\n", strings.Join(append([]string{"resume"}, extra...), " "), mib(size))
+	fmt.Printf("\n%s: %s copy, cold source (and cold leftover)\n", strings.Join(append([]string{"resume"}, shown(extra)...), " "), mib(size))
 	r, err := measure(ctx, c.runs, tools)
 	for _, t := range tools {
 		r.row(t.name, size)
@@ -93,6 +102,19 @@ func resumeRuns(ctx context.Context, c config, extra ...string) error {
 	os.Remove(temp)
 	os.Remove(kept)
 	return err
+}
+
+// shown is options as a tool's name shows them: a file's path left out.
+func shown(opts []string) []string {
+	var out []string
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, "=")
+		if name == "--checksum-file" {
+			o = name
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // cutBack makes temp, a complete copy of src, the leftover of a copy
