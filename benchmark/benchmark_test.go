@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
 
@@ -428,6 +429,25 @@ func TestJSONRows(t *testing.T) {
 	}
 	if math.Abs(c.Ratio-c.SyscallNs/c.FuncNs) > 1e-9*c.Ratio {
 		t.Errorf("ratio %v, want %v", c.Ratio, c.SyscallNs/c.FuncNs)
+	}
+	// Every --checksum algorithm, against the device limit when known.
+	var limit float64
+	for _, s := range r.Sections {
+		if s.Number == 1 {
+			limit = s.DeviceLimit.LimitMBps
+		}
+	}
+	if len(r.HashRates) != len(checksum.Names)-1 {
+		t.Fatalf("hash rates %+v, want one per algorithm", r.HashRates)
+	}
+	for i, h := range r.HashRates {
+		if h.Algorithm != checksum.Names[i+1] || h.Runs != 2 || h.BytesPerRun < hashChunk || h.MBps <= 0 ||
+			h.MinMBps > h.MBps || h.MBps > h.MaxMBps {
+			t.Errorf("hash rate %+v", h)
+		}
+		if want := h.MBps / limit; limit > 0 && math.Abs(h.ShareOfLimit-want) > 1e-9*want || limit == 0 && h.ShareOfLimit != 0 {
+			t.Errorf("%s: share of the limit %v, want %v", h.Algorithm, h.ShareOfLimit, want)
+		}
 	}
 }
 

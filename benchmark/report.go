@@ -28,6 +28,7 @@ type Report struct {
 	Runs        int         `json:"runs"`         // --bench-runs
 	Sections    []Section   `json:"sections"`     // sections 1 to 3: copies
 	SyscallCost SyscallCost `json:"syscall_cost"` // section 4
+	HashRates   []HashRate  `json:"hash_rates"`   // section 4: --checksum's algorithms
 	Fastest     string      `json:"fastest"`      // the fastest forced strategy of section 1, by median_s
 	FastestMBps float64     `json:"fastest_mb_per_s"`
 	Verdict     Verdict     `json:"verdict"` // auto against the fastest forced strategy, and what to do

@@ -321,6 +321,37 @@ func (p *tablePrinter) syscallCost(c *SyscallCost) {
 	p.para(fmt.Sprintf("one system call costs as much as %.0f function calls", c.Ratio), "", "")
 }
 
+// hashRates is section 4's table of --checksum's algorithms, against
+// section 1's device limit (limit MB/s, 0: unknown).
+func (p *tablePrinter) hashRates(rates []HashRate, limit float64) {
+	if len(rates) == 0 {
+		return
+	}
+	t := &table{
+		cols: []column{{"hash (--checksum)", false}, {"MB/s", true}, {"min-max", true}, {"vs device limit", false}},
+	}
+	var bound []string
+	for _, r := range rates {
+		vs := "-"
+		if r.ShareOfLimit > 0 {
+			vs = fmt.Sprintf("%.2fx", r.ShareOfLimit)
+			who := "the device"
+			if r.ShareOfLimit < 1 {
+				who = "the CPU"
+			}
+			bound = append(bound, fmt.Sprintf("--checksum=%s: %s", r.Algorithm, who))
+		}
+		t.add(r.Algorithm, mbps(r.MBps), mbps(r.MinMBps)+"-"+mbps(r.MaxMBps), vs)
+	}
+	p.lines(t.lines(p.width)...)
+	if len(bound) > 0 {
+		p.para(fmt.Sprintf("one core hashing, against the device limit of %s MB/s; what bounds a checksummed copy here: %s",
+			mbps(limit), strings.Join(bound, "; ")), "", "")
+	} else {
+		p.para("one core hashing; the device limit is unknown, so what bounds a checksummed copy cannot be told", "", "")
+	}
+}
+
 // footer prints the notes and the verdict, which ends with what to do.
 func (p *tablePrinter) footer(r *Report) {
 	p.lines("")
