@@ -26,8 +26,8 @@ import (
 // armed kills the process by the default action, which leaves nothing
 // behind because nothing is there to clean up.
 type Session struct {
-	armOnce, soonOnce sync.Once
-	arm               func()
+	armOnce sync.Once
+	arm     func()
 
 	// mu orders the run's acts on its entries against Interrupt: every
 	// create, commit and removal holds it shared, so that -j copies
@@ -64,18 +64,6 @@ func (s *Session) Arm() {
 	if s.arm != nil {
 		s.armOnce.Do(s.arm)
 	}
-}
-
-// ArmSoon starts installing the signal handlers on another goroutine, for
-// a copy that will need them (it will name its file before the rename
-// over an existing DEST) but not yet: the runtime's round trips to its
-// signal thread and the threads it starts then overlap the copy instead
-// of following it. Arm, and whatever needs the handlers, waits for them.
-func (s *Session) ArmSoon() {
-	if s.arm == nil {
-		return
-	}
-	s.soonOnce.Do(func() { go s.Arm() })
 }
 
 // create makes an entry with mk, which returns the new entry's identity,

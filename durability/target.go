@@ -273,10 +273,6 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 	} else if f, tst := createUnnamed(dir, flags, o.Named, o.UnnamedPerm); f != nil {
 		d.File, d.dir, d.base, d.unnamed = f, dir, base, true
 		st = tst
-		if !o.New {
-			// It will be named before it is renamed over DEST.
-			o.Session.ArmSoon()
-		}
 		if !o.FreshDir && firstTempTaken(dir, base) {
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}

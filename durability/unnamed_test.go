@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -232,67 +230,5 @@ func TestLinkFdThroughProc(t *testing.T) {
 	}
 	if err := linkFd(fd, dfd, "linked"); !errors.Is(err, unix.EEXIST) {
 		t.Errorf("a second link to a taken name: %v, want EEXIST", err)
-	}
-}
-
-// An unnamed file that will replace an existing DEST is named before the
-// rename, so the signal handlers it will need are started as it is
-// created, on another goroutine, and the naming waits for them; a new
-// DEST, linked in under its own name, never starts them.
-func TestArmedSoonForAnExistingDest(t *testing.T) {
-	for _, existing := range []bool{false, true} {
-		t.Run(fmt.Sprintf("existing=%v", existing), func(t *testing.T) {
-			dir := t.TempDir()
-			if !tmpfileWorks(t, dir) {
-				t.Skipf("no O_TMPFILE in %s", dir)
-			}
-			dest := filepath.Join(dir, "dst")
-			if existing {
-				if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			started, release := make(chan struct{}), make(chan struct{})
-			var calls atomic.Int32
-			s := NewSession()
-			s.SetArm(func() {
-				calls.Add(1)
-				close(started)
-				<-release
-			})
-			d, err := Create(fsdir.Cwd, dest, Options{Session: s, New: !existing})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Abort()
-			if !existing {
-				close(release)
-				if err := d.Commit(nil); err != nil {
-					t.Fatal(err)
-				}
-				if n := calls.Load(); n != 0 {
-					t.Errorf("a new DEST armed the handlers %d times", n)
-				}
-				return
-			}
-			<-started // armed before anything asked for it
-			committed := make(chan error, 1)
-			go func() { committed <- d.Commit(nil) }()
-			select {
-			case err := <-committed:
-				t.Fatalf("Commit returned (%v) before the handlers were in place", err)
-			case <-time.After(50 * time.Millisecond):
-			}
-			if got := names(t, dir); !slices.Equal(got, []string{"dst"}) {
-				t.Errorf("the file was named before the handlers were in place: %q", got)
-			}
-			close(release)
-			if err := <-committed; err != nil {
-				t.Fatal(err)
-			}
-			if n := calls.Load(); n != 1 {
-				t.Errorf("the handlers were armed %d times, want once", n)
-			}
-		})
 	}
 }
