@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fastcp/internal/fsdir"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,6 +48,11 @@ type Leftover struct {
 	// Refused: the trust rule (trust.go) does not let this run adopt
 	// it, for this reason; it was left alone.
 	Refused string
+	// Why: a leftover that cannot be judged (neither removed, nor
+	// unmarked, nor refused) says why, when it can.
+	Why string
+	// Side: the path of its side record (siderecord.go), kept with it.
+	Side string
 }
 
 // leftover is what a look at one temporary-looking file found.
@@ -111,7 +117,14 @@ func listNames(dirfd int) ([]string, error) {
 // reported is not looked at again.
 func (s *Session) sweep(dir *fsdir.Dir, base, skip string, source identity) []Leftover {
 	var found []Leftover
-	for _, name := range s.candidates(dir) {
+	names := s.candidates(dir)
+	for _, name := range names {
+		if t, ok := strings.CutSuffix(name, SideSuffix); ok && t != skip && IsTempFor(t, base) &&
+			removeOrphanSide(dir, t, false) == leftoverRemoved {
+			// The side record of a temporary file that is gone.
+			found = append(found, Leftover{Path: shownIn(dir, name), Removed: true})
+			continue
+		}
 		if name == skip || !IsTempFor(name, base) || s.wasReported(dir, name) {
 			continue
 		}
@@ -124,7 +137,11 @@ func (s *Session) sweep(dir *fsdir.Dir, base, skip string, source identity) []Le
 		case leftoverRefused:
 			found = append(found, Leftover{Path: shownIn(dir, name), Refused: why})
 		case leftoverUnknown:
-			found = append(found, Leftover{Path: shownIn(dir, name)})
+			l := Leftover{Path: shownIn(dir, name), Why: why}
+			if slices.Contains(names, sideName(name)) {
+				l.Side = shownIn(dir, sideName(name))
+			}
+			found = append(found, l)
 		}
 	}
 	return found
@@ -181,6 +198,25 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 	}
 	defer unix.Close(fd)
 	mark, err := markOf(fd)
+	var side *sideRecord // where the filesystem keeps no user xattrs
+	var wr writer
+	if err != nil && !errors.Is(err, errNotMarked) && noXattrs(err) {
+		// The mark may be in a side record.
+		sr, w, value, serr := openSide(dir, name, source)
+		switch {
+		case serr == unix.ENOENT:
+			return leftoverUnknown, "it cannot be marked on this filesystem, and has no side record"
+		case errors.As(serr, &refused):
+			return leftoverRefused, "its side record: " + refused.Why
+		case serr != nil:
+			return leftoverUnknown, "its side record: " + serr.Error()
+		}
+		defer sr.close()
+		side, wr, mark, err = sr, w, value, nil
+		if !bytes.HasPrefix(mark, []byte(markMagic)) && !bytes.HasPrefix(mark, []byte(resumeMagic+" ")) {
+			err = errNotMarked
+		}
+	}
 	if err != nil {
 		if errors.Is(err, errNotMarked) {
 			return leftoverForeign, ""
@@ -195,7 +231,7 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 		return leftoverUnknown, "" // ENOLCK, EOPNOTSUPP: no locks here
 	}
 	// Marked and unlocked: its writer is gone, or has just finished.
-	switch _, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(fst), mark, source); what {
+	switch _, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(fst), mark, source, side); what {
 	case leftoverGone, leftoverRefused:
 		return what, why
 	case leftoverForeign:
@@ -204,11 +240,24 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 		// fastcp's any more.
 		return leftoverForeign, ""
 	}
+	if side != nil {
+		// The lock may be this machine's alone: the side record says
+		// whose copy wrote the file, and whether it still runs.
+		switch s, why := wr.state(); s {
+		case writerRunning:
+			return leftoverInUse, ""
+		case writerUnknown:
+			return leftoverUnknown, why
+		}
+	}
 	if err := unlinkat(dir.Fd(), name, 0); err != nil {
 		if err == unix.ENOENT {
 			return leftoverGone, ""
 		}
 		return leftoverUnknown, ""
+	}
+	if side != nil {
+		side.remove(dir.Fd())
 	}
 	return leftoverRemoved, ""
 }
@@ -228,12 +277,19 @@ func removeIfDead(dir *fsdir.Dir, name string, source identity) (found leftover,
 // a process that is not fastcp can change the name: every fastcp takes the
 // lock before it acts on a temporary file, and makes new ones only under
 // names that are free (O_EXCL). st is fd's fstat, made under the lock.
-func lockedLeftover(dirfd int, name string, fd int, id identity, mark []byte, source identity) (st unix.Stat_t, what leftover, why string) {
+// A leftover whose mark is in a side record (side, not nil: mark is the
+// record's value) has the record checked the same way instead of the
+// xattr: still its name's file, trusted, holding what was read.
+func lockedLeftover(dirfd int, name string, fd int, id identity, mark []byte, source identity, side *sideRecord) (st unix.Stat_t, what leftover, why string) {
 	if err := unix.Fstat(fd, &st); err != nil || identityOf(&st) != id || !entryIs(dirfd, name, id) {
 		return st, leftoverGone, "it was renamed or replaced while it was being locked"
 	}
 	if why := judge(&st, source); why != "" {
 		return st, leftoverRefused, why
+	}
+	if side != nil {
+		what, why := side.unchanged(dirfd, source)
+		return st, what, why
 	}
 	buf := make([]byte, 256)
 	n, err := fgetxattr(fd, MarkXattr, buf)

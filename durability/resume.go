@@ -119,6 +119,7 @@ var (
 type keeper struct {
 	mu      sync.Mutex
 	fd      int
+	side    *sideRecord // where the record goes when not into fd's xattr
 	rec     resumeRecord
 	final   bool          // the signal handler recorded: no more records
 	reached *atomic.Int64 // the copy's progress (copier.Options.Reached)
@@ -142,21 +143,37 @@ func (k *keeper) write(off int64) error {
 	}
 	r := k.rec
 	r.Checkpoint = off
-	if err := ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) }); err != nil {
+	if err := k.record(r); err != nil {
 		return &Error{Op: OpSetxattrResume, Err: err}
 	}
 	k.rec = r
 	return nil
 }
 
+// record writes r where k keeps its file's record: the file's xattr, or
+// its side record, made durable (the xattr goes with the file's next
+// flush or journal commit).
+func (k *keeper) record(r resumeRecord) error {
+	if k.side == nil {
+		return ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) })
+	}
+	if err := k.side.write(r.encode()); err != nil {
+		return err
+	}
+	return k.side.sync()
+}
+
 // ErrNoXattrs says that the destination's filesystem takes no user
-// extended attributes: no checkpoint can be recorded there.
+// extended attributes, and the temporary file has no side record either:
+// no checkpoint can be recorded.
 var ErrNoXattrs = errors.New("the filesystem takes no user extended attributes")
 
 // StartRecord makes d resumable: it records src's identity with
 // checkpoint 0. reached is the copy's progress, read on a fatal signal.
-// When the filesystem takes no user xattrs the error wraps ErrNoXattrs, and
-// d goes on as a plain copy (removed on a signal, as without --resume).
+// When the filesystem takes no user xattrs, the record goes into the
+// temporary file's side record (SideRecord); without one the error wraps
+// ErrNoXattrs, and d goes on as a plain copy (removed on a signal, as
+// without --resume).
 func (d *Destination) StartRecord(id SourceID, reached *atomic.Int64) error {
 	return d.startRecord(resumeRecord{ID: id}, reached)
 }
@@ -173,6 +190,17 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 		return &Error{Op: OpFcntl, Err: err}
 	}
 	err = ignoringEINTR(func() error { return fsetxattr(fd, ResumeXattr, r.encode(), 0) })
+	if err != nil && (err == unix.ENOTSUP || err == unix.EPERM) && d.side != nil {
+		// No user xattrs here: the record goes into the side record.
+		if err := d.side.write(r.encode()); err != nil {
+			unix.Close(fd)
+			return &Error{Op: OpSetxattrResume, Err: err}
+		}
+		k := &keeper{fd: fd, side: d.side, rec: r, reached: reached, dest: d.Path}
+		d.session.keep(d.entry, k)
+		d.keeper = k
+		return nil
+	}
 	if err != nil {
 		unix.Close(fd)
 		if err == unix.ENOTSUP || err == unix.EPERM {
@@ -253,7 +281,7 @@ func (k *keeper) keepForExit(temp string) Kept {
 	}
 	r := k.rec
 	r.Checkpoint = off
-	if err := ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) }); err != nil {
+	if err := k.record(r); err != nil {
 		kept.Err = &Error{Op: OpSetxattrResume, Err: err}
 		return kept
 	}
@@ -287,6 +315,12 @@ type FreshStart struct {
 	// this user's to take); the sweep of the fresh copy does not name it
 	// again, so the warning must.
 	Kept bool
+	// Unjudged: a leftover of this user's that cannot be proved dead
+	// (no locks, no record, written on another machine), kept; Side is
+	// its side record's path, if it has one. The warning says how to
+	// remove them.
+	Unjudged bool
+	Side     string
 }
 
 func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
@@ -340,23 +374,54 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: err.Error()}
 	}
 	st := *fst
+	var side *sideRecord // where the filesystem keeps no user xattrs
+	var wr writer        // who wrote side
+	unjudged := false
 	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
 		kept := true
 		if remove && entryIs(dir.Fd(), name, identityOf(&st)) {
 			// Locked by fd, marked as fastcp's: a dead leftover.
 			kept = unlinkat(dir.Fd(), name, 0) != nil
 		}
+		fs := &FreshStart{Temp: temp, Why: why, Detail: detail, Kept: kept, Unjudged: unjudged && kept}
+		if side != nil {
+			if kept {
+				fs.Side = shownIn(dir, side.name)
+				side.close()
+			} else {
+				side.remove(dir.Fd())
+			}
+		}
 		if kept {
 			o.Session.reported(dir, name)
 		}
 		unix.Close(fd)
 		dir.Release()
-		return nil, 0, &FreshStart{Temp: temp, Why: why, Detail: detail, Kept: kept}
+		return nil, 0, fs
 	}
 	// The mark first, then the lock, then the check that the file is
 	// still the one judged, as the sweep does (leftovers.go): a file
 	// fastcp did not mark is not locked, not cut, not removed.
-	rec, unread := readRecord(fd)
+	rec, unread, noX := readRecord(fd)
+	if noX {
+		// No user xattrs here: the record is in the side record, if
+		// the file has one.
+		sr, w, value, err := openSide(dir, name, identity{dev: id.Dev, ino: id.Ino})
+		switch {
+		case err == nil:
+			side, wr, rec, unread = sr, w, value, ""
+		case err == unix.ENOENT:
+			unjudged = true
+			unread = "the filesystem keeps no user extended attributes, and it has no side record"
+		case errors.As(err, &refused):
+			o.Session.reported(dir, name)
+			unix.Close(fd)
+			dir.Release()
+			return nil, 0, &FreshStart{Temp: temp, Why: WhyForeign, Detail: "its side record: " + refused.Why, Kept: true}
+		default:
+			unread = "reading its side record: " + err.Error()
+		}
+	}
 	if unread != "" {
 		return fresh(WhyForeign, unread, false)
 	}
@@ -369,22 +434,40 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	default:
 		// No locks here (ENOLCK, EOPNOTSUPP): whether a copy still
 		// writes it cannot be told, so it is not touched.
+		unjudged = true
 		return fresh(WhyForeign, "its lock cannot be taken: "+err.Error(), false)
 	}
 	// Locked: whoever held the lock is gone, or has just finished with
 	// the file (committed it: renamed over DEST; or recorded a last
 	// checkpoint at a signal). Only the file that was judged is cut back.
-	switch lst, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(&st), rec, identity{dev: id.Dev, ino: id.Ino}); what {
+	switch lst, what, why := lockedLeftover(dir.Fd(), name, fd, identityOf(&st), rec, identity{dev: id.Dev, ino: id.Ino}, side); what {
 	case leftoverLocked:
 		st = lst
 	case leftoverGone:
 		// Not a leftover any more (another copy's DEST, or removed):
 		// the copy starts over under a temporary name of its own.
+		if side != nil {
+			side.close()
+		}
 		unix.Close(fd)
 		dir.Release()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyChangedMeanwhile, Detail: why}
 	default:
 		return fresh(WhyChangedMeanwhile, why, false)
+	}
+	if side != nil {
+		// The lock may be this machine's alone: the side record says
+		// whose copy wrote the file, and whether it still runs.
+		switch s, why := wr.state(); s {
+		case writerRunning:
+			side.close()
+			unix.Close(fd)
+			dir.Release()
+			return nil, 0, &LiveError{Temp: temp}
+		case writerUnknown:
+			unjudged = true
+			return fresh(WhyForeign, why+", so whether that copy still runs cannot be told", false)
+		}
 	}
 	r, why, detail, remove := judgeRecord(rec, id, st.Size)
 	if why != "" {
@@ -401,7 +484,10 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	}
 	e, _ := o.Session.create(dir, name, func() (identity, error) { return identityOf(&st), nil })
 	d := &Destination{Path: path, File: sysx.NewFile(fd, temp), temp: temp,
-		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd}
+		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd, side: side}
+	if side != nil {
+		_ = o.Session.unlessInterrupted(func() error { e.side = side; return nil })
+	}
 	d.setup(o, nil)
 	if err := d.startRecord(r, reached); err != nil {
 		d.Abort()
@@ -411,21 +497,22 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 }
 
 // readRecord reads the resume record (or the mere mark) of the leftover
-// open as fd; unread says why there is none to judge.
-func readRecord(fd int) (rec []byte, unread string) {
+// open as fd; unread says why there is none to judge, noXattrs that the
+// filesystem keeps no user xattrs (the record may be in a side record).
+func readRecord(fd int) (rec []byte, unread string, noXattrs bool) {
 	b := make([]byte, 256)
 	n, err := fgetxattr(fd, ResumeXattr, b)
 	switch {
 	case err == unix.ENODATA:
-		return nil, "it is not marked as fastcp's"
+		return nil, "it is not marked as fastcp's", false
 	case err == unix.ENOTSUP:
-		return nil, ErrNoXattrs.Error() + ": it cannot be told from a file of someone else's"
+		return nil, ErrNoXattrs.Error() + ": it cannot be told from a file of someone else's", true
 	case err == unix.ERANGE:
-		return nil, errBadRecord.Error()
+		return nil, errBadRecord.Error(), false
 	case err != nil:
-		return nil, "reading its resume record: " + err.Error()
+		return nil, "reading its resume record: " + err.Error(), false
 	}
-	return b[:n], ""
+	return b[:n], "", false
 }
 
 // judgeRecord decides from a leftover's resume record (rec: its xattr's

@@ -44,14 +44,18 @@ func srcID(t *testing.T, dir string, n int) SourceID {
 	return IDOf(&st)
 }
 
-// A copy whose filesystem refuses user xattrs (ENOTSUP injected) records
-// nothing and is removed on a signal, as without --resume.
+// A copy whose filesystem refuses user xattrs (ENOTSUP injected), and
+// that cannot make a side record either (its name is a directory's),
+// records nothing and is removed on a signal, as without --resume.
 func TestStartRecordWithoutUserXattrs(t *testing.T) {
 	dir := t.TempDir()
 	id := srcID(t, dir, 100)
 	old := fsetxattr
 	fsetxattr = func(int, string, []byte, int) error { return unix.ENOTSUP }
 	t.Cleanup(func() { fsetxattr = old })
+	if err := os.Mkdir(FirstTemp(filepath.Join(dir, "dst"))+SideSuffix, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	d, err := Create(fsdir.Cwd, filepath.Join(dir, "dst"), Options{Named: true})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +138,9 @@ func die(d *Destination) {
 		d.entry.keeper = nil
 	}
 	d.session.mu.Unlock()
+	if d.side != nil {
+		d.side.close()
+	}
 	d.entry = nil
 	d.File.Close()
 	unix.Close(d.lockFd)

@@ -132,6 +132,21 @@ func (o *Options) sourceIdentity() identity {
 	return identityOf(&st)
 }
 
+// sourceSize is o.Source's size, 0 when there is none.
+func (o *Options) sourceSize() int64 {
+	var st unix.Stat_t
+	if o.Source == nil || unix.Fstat(int(o.Source.Fd()), &st) != nil {
+		return 0
+	}
+	return st.Size
+}
+
+// noXattrs reports whether err says that the filesystem keeps no user
+// extended attributes (EPERM: not on this kind of file).
+func noXattrs(err error) bool {
+	return err != nil && (IsUnsupported(err) || errors.Is(err, unix.EPERM))
+}
+
 // Destination is a file being written.
 type Destination struct {
 	Path string     // the name the data ends up under
@@ -144,6 +159,9 @@ type Destination struct {
 	// unnamed: File is an O_TMPFILE file, which Commit links in (its
 	// identity is Stat's).
 	unnamed bool
+	// side: the temporary file's side record, where the filesystem keeps
+	// no user xattrs (siderecord.go); nil otherwise.
+	side *sideRecord
 
 	session *Session
 	dir     *fsdir.Dir // DEST's directory; nil when writing in place
@@ -215,6 +233,16 @@ func (d *Destination) InPlace() bool { return d.opts.InPlace }
 // unnamed (O_TMPFILE) file until Commit links it in.
 func (d *Destination) TempPath() string { return d.temp }
 
+// SideRecord is the path of the temporary file's side record, which holds
+// its mark and --resume's record where the filesystem keeps no user
+// extended attributes (siderecord.go); "" when it has none.
+func (d *Destination) SideRecord() string {
+	if d.side == nil {
+		return ""
+	}
+	return shownIn(d.dir, d.side.name)
+}
+
 // Unnamed reports whether the temporary file is an O_TMPFILE file that has
 // no name until Commit (see tempfile.go).
 func (d *Destination) Unnamed() bool { return d.unnamed }
@@ -277,13 +305,23 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
 	} else {
-		f, e, lockFd, firstTaken, tst, err := createTempFile(o.Session, dir, base, flags)
+		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
 			dir.Release()
 			return nil, err
 		}
 		d.File, d.temp, d.dir, d.base, d.entry, d.lockFd = f, e.path(), dir, base, e, lockFd
 		st = tst
+		if noXattrs(markErr) && (o.Named || o.sourceSize() >= sideRecordMin) {
+			// Registered with the entry under the session's lock, so
+			// that a fatal signal removes it with the file.
+			_ = o.Session.unlessInterrupted(func() error {
+				if side, err := createSide(dir, e.name, []byte(markMagic)); err == nil {
+					e.side, d.side = side, side
+				}
+				return nil
+			})
+		}
 		if firstTaken {
 			// By a leftover of an interrupted copy, or by a copy to
 			// the same DEST still running.
@@ -568,6 +606,11 @@ func (d *Destination) name() (linked bool, err error) {
 		// the file is kept, comes wholly before or after the removal,
 		// never between its record and its message.
 		_ = d.session.unlessInterrupted(func() error {
+			if d.side != nil {
+				d.side.remove(d.dir.Fd())
+				d.entry.side, d.side = nil, nil
+				return nil
+			}
 			return ignoringEINTR(func() error { return unix.Fremovexattr(d.fd, MarkXattr) })
 		})
 	}

@@ -195,7 +195,8 @@ type tempEntry struct {
 	dir    *fsdir.Dir
 	name   string
 	id     identity
-	keeper *keeper // --resume: recorded, and kept on a fatal signal
+	keeper *keeper     // --resume: recorded, and kept on a fatal signal
+	side   *sideRecord // its side record (siderecord.go), or nil
 }
 
 // path names the entry for messages.
@@ -206,6 +207,10 @@ func (e *tempEntry) path() string { return shownIn(e.dir, e.name) }
 func (e *tempEntry) removeIfOurs() {
 	if entryIs(e.dir.Fd(), e.name, e.id) {
 		unlinkat(e.dir.Fd(), e.name, 0)
+	}
+	if e.side != nil {
+		e.side.remove(e.dir.Fd())
+		e.side = nil
 	}
 }
 
@@ -229,7 +234,8 @@ func (e *tempEntry) renameOver(target string) error {
 // registered with s before the create returns, under s's lock, so a signal
 // cannot leave it behind. st is the new file's fstat, made right after the
 // create (for its identity), which the Destination keeps as its Stat.
-func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, err error) {
+// markErr is why the file could not be marked (nil: it is).
+func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, markErr, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
@@ -255,7 +261,7 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx
 			continue
 		}
 		if err != nil {
-			return nil, nil, -1, firstTaken, nil, &os.PathError{Op: "open", Path: shownIn(dir, name), Err: err}
+			return nil, nil, -1, firstTaken, nil, nil, &os.PathError{Op: "open", Path: shownIn(dir, name), Err: err}
 		}
 		lockFd = lockTempFd(fd)
 		if !entryIs(dir.Fd(), name, e.id) {
@@ -270,10 +276,9 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx
 			continue
 		}
 		// Where the filesystem keeps no user xattrs, the file stays
-		// unmarked: a later sweep then cannot prove it is a leftover and
-		// only warns about it.
-		_ = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
-		return sysx.NewFile(fd, shownIn(dir, name)), e, lockFd, firstTaken, st, nil
+		// unmarked; Create may give it a side record (siderecord.go).
+		markErr = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, value, 0) })
+		return sysx.NewFile(fd, shownIn(dir, name)), e, lockFd, firstTaken, st, markErr, nil
 	}
 }
 
