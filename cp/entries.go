@@ -175,10 +175,25 @@ func (j *job) reportLeftovers(dst string, left []durability.Leftover) {
 		case l.Unmarked:
 			j.r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(shown)))
 		default:
-			j.r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s; remove it if no copy to %s is running",
-				quote(shown), quote(dst), quote(dst)))
+			why := ""
+			if l.Why != "" {
+				why = " (" + l.Why + ")"
+			}
+			j.r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s%s; %s",
+				quote(shown), quote(dst), why, removeHint(dst, l.Path, l.Side)))
 		}
 	}
+}
+
+// removeHint says how to remove the leftover temp (and its side record
+// side, if not ""), which could not be proved dead: the command, quoted
+// for a shell, and when to run it.
+func removeHint(dst, temp, side string) string {
+	files, it := quote(temp), "it"
+	if side != "" {
+		files, it = files+" "+quote(side), "them"
+	}
+	return fmt.Sprintf("if no copy to %s is running, remove %s: rm -- %s", quote(dst), it, files)
 }
 
 // replaceEntry puts a link, FIFO or device node at name in d (dst as

@@ -286,6 +286,14 @@ func (c *fileCopy) startCheckpoints() {
 	}
 	if c.dest.Resumable() {
 		c.checkpoint = c.dest.Checkpoint
+		if side := c.dest.SideRecord(); side != "" {
+			c.a.sideOnce.Do(func() {
+				// Said now, not in the entry's ordered record: a copy
+				// that is interrupted never prints that.
+				c.a.out.Warnf("--resume: the filesystem of %s keeps no user extended attributes; the resume records go into files beside the temporary files, as %s",
+					quote(c.dst), quote(side))
+			})
+		}
 	}
 }
 
@@ -425,7 +433,10 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 		return false
 	case errors.As(err, &fresh):
 		msg := fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail)
-		if fresh.Kept {
+		switch {
+		case fresh.Unjudged:
+			msg += fmt.Sprintf("; %s left alone; %s", quote(fresh.Temp), removeHint(dst, fresh.Temp, fresh.Side))
+		case fresh.Kept:
 			msg += fmt.Sprintf("; %s left alone", quote(fresh.Temp))
 		}
 		c.r.warn(msg)

@@ -47,6 +47,7 @@ type app struct {
 	session *durability.Session
 
 	noCkptOnce sync.Once // the warning that --resume cannot record checkpoints
+	sideOnce   sync.Once // the warning that --resume records beside the files
 
 	linkAttrs linkAttrs // where a symbolic link's own owner and times can be set
 

@@ -12,7 +12,6 @@ package integration_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -698,8 +697,10 @@ func TestResumeTree(t *testing.T) {
 	assertNoTemps(t, join(dir, "dst"))
 }
 
-// ramfs has no user xattrs: --resume warns once, then copies as usual; an
-// interrupted copy there keeps nothing, and the next run starts over.
+// ramfs has no user xattrs: --resume says once, at the start, that its
+// records go into side records beside the temporary files, and keeps its
+// promise with them: an interrupted copy there is kept, and the next run
+// continues it.
 func TestResumeWithoutUserXattrs(t *testing.T) {
 	needMount(t)
 	dir := t.TempDir()
@@ -712,31 +713,41 @@ func TestResumeWithoutUserXattrs(t *testing.T) {
 		writePattern(t, join(dir, "tree", fmt.Sprint(i)), 1<<20, fmt.Sprint(t.Name(), i))
 	}
 	writePattern(t, join(dir, "src"), 64<<20, t.Name())
-	warning := "fastcp: warning: --resume records no checkpoints for 'dst': its filesystem takes no user extended attributes; an interrupted copy will start over\n"
+	warning := func(dst, temp string) string {
+		return "fastcp: warning: --resume: the filesystem of " + q(dst) + " keeps no user extended attributes; the resume records go into files beside the temporary files, as " + q(temp+".rec") + "\n"
+	}
 	r := fastcp(t, dir, "--resume", "src", "dst")
-	if r.code != 0 || r.stderr != warning {
-		t.Fatalf("%v, want exit 0 and stderr %q", r, warning)
+	if want := warning("dst", resumeTemp); r.code != 0 || r.stderr != want {
+		t.Fatalf("%v, want exit 0 and stderr %q", r, want)
 	}
 	sameFiles(t, join(dir, "src"), join(dir, "dst"))
 	r = fastcp(t, dir, "-r", "--resume", "tree", "copy")
-	if r.code != 0 || strings.Count(r.stderr, "warning") != 1 || !strings.Contains(r.stderr, "its filesystem takes no user extended attributes") {
+	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "keeps no user extended attributes") {
 		t.Fatalf("%v, want exit 0 and one warning", r)
 	}
+	assertNoTemps(t, dir, join(dir, "copy"))
 	os.Remove(join(dir, "dst"))
 	run := startSlow(t, dir, "pwrite64", 20*time.Millisecond, "--resume", "--strategy=rw", "--buffer-size=1M", "src", "dst")
 	run.waitUntil(t, "8 MiB copied", func() bool { return sizeOf(join(dir, resumeTemp)) >= 8<<20 })
-	// The copy's record (and its warning) is cut short by the signal.
-	if code := run.signal(t, syscall.SIGINT); code != 130 || strings.Contains(run.output(), "keeps") {
-		t.Fatalf("exit %d, stderr %q: want 130 and nothing kept", code, run.output())
+	if code := run.signal(t, syscall.SIGINT); code != 130 {
+		t.Fatalf("exit %d after SIGINT, want 130; stderr %q", code, run.output())
 	}
-	assertNoTemps(t, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	r = runCmd(t, fastcpCmd(ctx, dir, "--resume", "--debug", "src", "dst"))
-	if res := parseResumed(t, r.stdout); r.code != 0 || r.stderr != warning || len(res.offsets) != 0 || res.written != 64<<20 {
-		t.Fatalf("%v: want a full copy and the warning", r)
+	out := strings.SplitAfterN(run.output(), "\n", 2)
+	if len(out) != 2 || out[0] != warning("dst", resumeTemp) || keptRE.FindStringSubmatch(strings.TrimSpace(out[1])) == nil {
+		t.Fatalf("stderr %q: want the warning, then the kept file", run.output())
+	}
+	for _, p := range []string{resumeTemp, resumeTemp + ".rec"} {
+		if fi, err := os.Stat(join(dir, p)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s after SIGINT: %v, %v; want it kept, mode 0600", p, fi, err)
+		}
+	}
+	r = fastcp(t, dir, "--resume", "--debug", "src", "dst")
+	res := parseResumed(t, r.stdout)
+	if r.code != 0 || r.stderr != warning("dst", resumeTemp) || len(res.offsets) != 1 || res.offsets[0] < 7<<20 || res.written > 57<<20 {
+		t.Fatalf("%v: want the copy resumed from about 8 MiB", r)
 	}
 	sameFiles(t, join(dir, "src"), join(dir, "dst"))
+	assertNoTemps(t, dir)
 }
 
 // On xfs and btrfs a resumed copy clones the rest (FICLONERANGE from the

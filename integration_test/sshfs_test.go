@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -317,4 +318,221 @@ func TestSSHFSSyncSaysWhatItCannot(t *testing.T) {
 	if d := diffTrees(treeEntries(t, join(src, "tree"), false), treeEntries(t, join(m.Remote, "tree"), false)); d != "" {
 		t.Errorf("the tree differs:\n%s", d)
 	}
+}
+
+// sideCheckpoint is the checkpoint recorded in the side record at path
+// (sshfs keeps no user xattrs), -1 when there is none.
+func sideCheckpoint(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	m := regexp.MustCompile(`checkpoint=(\d+)`).FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return v
+}
+
+// sideWarningRE is --resume's warning, at the start, that its records go
+// into side records on sshfs.
+var sideWarningRE = regexp.MustCompile(`^fastcp: warning: --resume: the filesystem of '[^']*' keeps no user extended attributes; the resume records go into files beside the temporary files, as '[^']*\.fastcp-dst\.000000000000\.rec'$`)
+
+// --resume on sshfs, which keeps no user xattrs: the records go into side
+// records, and one warning at the start says so. SIGTERM keeps the
+// leftover (and says so); SIGKILL after a checkpoint leaves it; either
+// way the next run continues it from where it got, and DEST is the source
+// byte for byte, with nothing left beside it.
+func TestSSHFSResume(t *testing.T) {
+	m := sshfsMount(t)
+	src := join(t.TempDir(), "src")
+	const size = 48 << 20
+	writePattern(t, src, size, t.Name())
+	temp, side := join(m.Remote, resumeTemp), join(m.Remote, resumeTemp+".rec")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			os.Remove(join(m.Remote, "dst"))
+			run := startSlow(t, m.Dir, "pwrite64", 100*time.Millisecond, "--resume", "--strategy=rw", "--buffer-size=1M", src, "dst")
+			if sig == syscall.SIGKILL {
+				// Checkpoints come at least every 5 s.
+				run.waitUntil(t, "a checkpoint", func() bool { return sideCheckpoint(side) > 1<<20 })
+			} else {
+				run.waitUntil(t, "8 MiB copied", func() bool { return sizeOf(temp) >= 8<<20 })
+			}
+			code := run.signal(t, sig)
+			if code != 128+int(sig) {
+				t.Fatalf("exit status %d after %v, want %d; stderr %q", code, sig, 128+int(sig), run.output())
+			}
+			out := lines(run.output())
+			if len(out) == 0 || !sideWarningRE.MatchString(out[0]) {
+				t.Errorf("stderr %q: want the warning about side records first", run.output())
+			}
+			if sig == syscall.SIGTERM && (len(out) != 2 || keptRE.FindStringSubmatch(out[1]) == nil) {
+				t.Errorf("stderr %q: want the warning, then the kept file", run.output())
+			}
+			ckpt := sideCheckpoint(side)
+			if ckpt <= 0 || ckpt > sizeOf(temp) {
+				t.Fatalf("the leftover (%d bytes) has checkpoint %d in its side record", sizeOf(temp), ckpt)
+			}
+			assertNotExist(t, join(m.Remote, "dst"))
+			r := fastcp(t, m.Dir, "--resume", "--debug", src, "dst")
+			res := parseResumed(t, r.stdout)
+			if r.code != 0 || !sideWarningRE.MatchString(strings.TrimSpace(r.stderr)) || len(res.offsets) != 1 || res.offsets[0] != ckpt&^(1<<20-1) {
+				t.Fatalf("the rerun: %v; want it resumed from %d", r, ckpt&^(1<<20-1))
+			}
+			if res.written != size-res.offsets[0] {
+				t.Errorf("the rerun wrote %d bytes, want %d", res.written, size-res.offsets[0])
+			}
+			sameFiles(t, src, join(m.Remote, "dst"))
+			assertNoTemps(t, m.Remote)
+		})
+	}
+}
+
+// SIGKILL at every step of a copy onto sshfs (while it writes, at the
+// flush, at the rename, at the directory's fsync), over an existing DEST
+// and to a new one: DEST on the server is always the old file (or none) or
+// the whole copy, never part of it. The temporary file a kill leaves has a
+// side record naming its dead writer, and the next run removes both; the
+// one killed at its rename (whose record went right before it) cannot be
+// proved fastcp's, and is named with the command that removes it.
+func TestSSHFSKillAtEveryStep(t *testing.T) {
+	m := sshfsMount(t)
+	src := join(t.TempDir(), "src")
+	data := randomBytes(9<<20+5, t.Name()) // a side record from 8 MiB on
+	writeFile(t, src, data, 0o644)
+	old := randomBytes(3000, "old")
+	dst, temp := join(m.Remote, "dst"), join(m.Remote, resumeTemp)
+	for _, p := range []struct{ name, inject, set, sync string }{
+		{"pwrite64-2", "pwrite64:signal=SIGKILL:when=2", "pwrite64", "none"},
+		{"fdatasync", "fdatasync:signal=SIGKILL:when=1", "fdatasync", "data"},
+		{"rename", "rename,renameat,renameat2:signal=SIGKILL:when=1", "rename,renameat,renameat2", "none"},
+		{"fsync-directory", "fsync:signal=SIGKILL:when=1", "fsync", "full"},
+	} {
+		for _, existing := range []bool{true, false} {
+			name := p.name + "/new"
+			if existing {
+				name = p.name + "/existing"
+			}
+			t.Run(name, func(t *testing.T) {
+				var want []byte
+				if existing {
+					want = old
+				}
+				args := []string{"--strategy=rw", "--buffer-size=1M", "--sync=" + p.sync, src, "dst"}
+				straceArgs := []string{"-e", "trace=" + p.set, "-e", "inject=" + p.inject}
+				if p.name == "fsync-directory" {
+					straceArgs = append(straceArgs, "-P", m.Dir) // DEST's directory's fsync
+				}
+				var tr traced
+				for attempt := 1; ; attempt++ {
+					os.Remove(join(m.Dir, "dst"))
+					if existing {
+						writeFile(t, join(m.Dir, "dst"), old, 0o644)
+					}
+					tr = faultStrace(t, m.Dir, straceArgs, args...)
+					if tr.signal == syscall.SIGKILL || attempt == 5 || !missedAcrossThreads(tr, p.inject) {
+						break
+					}
+				}
+				if tr.signal != syscall.SIGKILL {
+					t.Fatalf("fastcp was not killed (exit %d, stderr %q)", tr.code, tr.stderr)
+				}
+				wantOldNewOrNothing(t, dst, want, data)
+				r := fastcp(t, m.Dir, "-v", src, "dst")
+				switch p.name {
+				case "rename":
+					hint := "fastcp: warning: " + q(resumeTemp) + " may be left over from an interrupted copy to 'dst' (it cannot be marked on this filesystem, and has no side record); if no copy to 'dst' is running, remove it: rm -- " + q(resumeTemp) + "\n"
+					if r.code != 0 || r.stderr != hint {
+						t.Fatalf("the run after the kill: %v, want the leftover named: %q", r, hint)
+					}
+					assertFileBytes(t, temp, data)
+					cmd := exec.Command("sh", "-c", hint[strings.LastIndex(hint, ": ")+2:])
+					cmd.Dir = m.Dir
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("the command the warning gives: %v: %s", err, out)
+					}
+				case "fsync-directory":
+					if r.code != 0 || r.stderr != "" || r.stdout != q(src)+" -> 'dst'\n" {
+						t.Fatalf("the run after the kill: %v", r)
+					}
+				default:
+					want := q(src) + " -> 'dst'\nremoved " + q(resumeTemp) + "\n"
+					if r.code != 0 || r.stderr != "" || r.stdout != want {
+						t.Fatalf("the run after the kill: %v, want stdout %q", r, want)
+					}
+				}
+				assertFileBytes(t, dst, data)
+				assertNoTemps(t, m.Remote)
+			})
+		}
+	}
+}
+
+// The mount goes away during a copy (sshfs killed, or the server with its
+// SFTP session): fastcp ends at once with exit 1 and one cp-style error
+// naming DEST and the system's error, and DEST on the server is still the
+// old file, whole. Once mounted again, the next run removes what the lost
+// one left (its side record names a writer that is gone) and copies.
+func TestSSHFSVanishedMount(t *testing.T) {
+	src := join(t.TempDir(), "src")
+	data := randomBytes(32<<20, t.Name())
+	writeFile(t, src, data, 0o644)
+	old := randomBytes(3000, "old")
+	errRE := regexp.MustCompile(`^fastcp: [^:]*'dst'[^:]*: (Transport endpoint is not connected|Input/output error|Software caused connection abort|Connection reset by peer)\n$`)
+	for _, way := range []string{"client", "server"} {
+		t.Run(way, func(t *testing.T) {
+			m := sshfsMount(t)
+			writeFile(t, join(m.Dir, "dst"), old, 0o640)
+			run := startSlow(t, m.Dir, "pwrite64", 30*time.Millisecond, "--strategy=rw", "--buffer-size=1M", src, "dst")
+			run.waitUntil(t, "8 MiB copied", func() bool { return sizeOf(join(m.Remote, resumeTemp)) >= 8<<20 })
+			if way == "client" {
+				m.KillClient()
+			} else {
+				m.KillServer()
+			}
+			if code := run.wait(t); code != 1 || !errRE.MatchString(run.output()) {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and one error naming DEST", code, run.output())
+			}
+			assertFileBytes(t, join(m.Remote, "dst"), old)
+			if err := m.Remount(); err != nil {
+				t.Fatalf("mounting again: %v", err)
+			}
+			r := fastcp(t, m.Dir, "-v", src, "dst")
+			want := q(src) + " -> 'dst'\nremoved " + q(resumeTemp) + "\n"
+			if r.code != 0 || r.stderr != "" || r.stdout != want {
+				t.Fatalf("the run after the mount came back: %v, want stdout %q", r, want)
+			}
+			assertFileBytes(t, join(m.Remote, "dst"), data)
+			if fi, err := os.Stat(join(m.Remote, "dst")); err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("DEST: %v, %v; want the old DEST's mode 0640", fi, err)
+			}
+			assertNoTemps(t, m.Remote)
+		})
+	}
+}
+
+// An existing DEST on sshfs stays the old file, whole, until the copy is
+// complete and renamed over it (cp truncates it at once): seen on the
+// server and through the mount halfway through the copy.
+func TestSSHFSReplaceExisting(t *testing.T) {
+	m := sshfsMount(t)
+	src := join(t.TempDir(), "src")
+	data := randomBytes(16<<20, t.Name())
+	writeFile(t, src, data, 0o644)
+	old := randomBytes(3<<20, "old")
+	writeFile(t, join(m.Dir, "dst"), old, 0o600)
+	run := startSlow(t, m.Dir, "pwrite64", 30*time.Millisecond, "--strategy=rw", "--buffer-size=1M", src, "dst")
+	run.waitUntil(t, "half the copy", func() bool { return sizeOf(join(m.Remote, resumeTemp)) >= 8<<20 })
+	assertFileBytes(t, join(m.Remote, "dst"), old)
+	assertFileBytes(t, join(m.Dir, "dst"), old)
+	if code := run.wait(t); code != 0 || run.output() != "" {
+		t.Fatalf("exit %d, stderr %q", code, run.output())
+	}
+	assertFileBytes(t, join(m.Remote, "dst"), data)
+	if fi, err := os.Stat(join(m.Remote, "dst")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("DEST: %v, %v; want the old DEST's mode 0600", fi, err)
+	}
+	assertNoTemps(t, m.Remote)
 }

@@ -30,6 +30,7 @@ type SSHFS struct {
 	work      string // keys, configuration, logs
 	sshd      *exec.Cmd
 	sshdDone  chan struct{} // closed once sshd has been waited for
+	port      int
 	sshfs     *exec.Cmd
 	sshfsDone chan struct{}
 	logs      *bytes.Buffer // sshd's and sshfs's stderr, for errors
@@ -120,14 +121,7 @@ func MountSSHFS(parent string) (*SSHFS, error) {
 			return nil, err
 		}
 	}
-	hostPub, err := os.ReadFile(filepath.Join(work, "host.pub"))
-	if err != nil {
-		m.Unmount()
-		return nil, err
-	}
-	f := strings.Fields(string(hostPub))
-	known := fmt.Sprintf("[127.0.0.1]:%d %s %s\n", port, f[0], f[1])
-	if err := os.WriteFile(filepath.Join(work, "known_hosts"), []byte(known), 0o600); err != nil {
+	if err := m.knownHosts(port); err != nil {
 		m.Unmount()
 		return nil, err
 	}
@@ -136,6 +130,17 @@ func MountSSHFS(parent string) (*SSHFS, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// knownHosts makes the client's known_hosts: the host key on port.
+func (m *SSHFS) knownHosts(port int) error {
+	hostPub, err := os.ReadFile(filepath.Join(m.work, "host.pub"))
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(string(hostPub))
+	known := fmt.Sprintf("[127.0.0.1]:%d %s %s\n", port, f[0], f[1])
+	return os.WriteFile(filepath.Join(m.work, "known_hosts"), []byte(known), 0o600)
 }
 
 // startSSHD starts sshd on a free port and waits for it to listen.
@@ -192,7 +197,7 @@ Subsystem sftp internal-sftp
 	}()
 	select {
 	case <-listening:
-		m.sshd, m.sshdDone = cmd, done
+		m.sshd, m.sshdDone, m.port = cmd, done, port
 		return port, nil
 	case err := <-exited:
 		return 0, fmt.Errorf("sshd ended (%v): %s", err, m.log())
@@ -289,7 +294,43 @@ func (m *SSHFS) KillServer() {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 		m.sshd.Process.Kill()
+		<-m.sshdDone
 	}
+}
+
+// Remount mounts the served directory again at Dir after KillClient or
+// KillServer: the dead mount is detached, sshd started again if it was
+// killed (on a new port), and sshfs started anew.
+func (m *SSHFS) Remount() error {
+	if m.Mounted() {
+		if err := run("umount", "-l", m.Dir); err != nil {
+			return err
+		}
+	}
+	if m.sshfs != nil {
+		m.sshfs.Process.Kill()
+		<-m.sshfsDone
+		m.sshfs = nil
+	}
+	port := m.port
+	select {
+	case <-m.sshdDone:
+		m.sshd = nil
+		var err error
+		for try := 0; ; try++ {
+			if port, err = m.startSSHD(); err == nil {
+				break
+			}
+			if try == 4 {
+				return err
+			}
+		}
+		if err := m.knownHosts(port); err != nil {
+			return err
+		}
+	default:
+	}
+	return m.startSSHFS(port)
 }
 
 // descendants lists the processes below pid, children first.
