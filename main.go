@@ -85,7 +85,10 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		out.Usage(ue.Msg, ue.Hint)
 		return 1
 	}
+	stopStatus := handleStatus(out, opts.Progress == flags.ProgressOn || opts.Progress == flags.ProgressJSON)
+	defer stopStatus()
 	failed := cp.Run(opts, out, stdin, session)
+	stopStatus()
 	stop()
 	if err := out.WriteErr(); err != nil {
 		if errors.Is(err, syscall.EPIPE) {
@@ -168,6 +171,73 @@ func handleSignals(out *output.Output, session *durability.Session) (arm, stop f
 		})
 	}
 	return arm, stop
+}
+
+// statusArmDelay is how long a run goes before SIGUSR1 is handled, unless
+// progress was asked for: a copy that takes less never pays for
+// signal.Notify's round trip to the runtime (docs/measurements.md).
+const statusArmDelay = 10 * time.Millisecond
+
+// handleStatus makes SIGUSR1 print one status line on stderr (out.Status):
+// the file, the bytes done of the total, the rate and the time left, as dd
+// prints its statistics, bar or not; the copy goes on. The handler is
+// installed once the run has lasted statusArmDelay, or at once when
+// progress is shown (now).
+//
+// SIGUSR1 never kills fastcp once Go's runtime has started, which it does
+// before any of fastcp's code runs: the runtime catches SIGUSR1 from then
+// on, and drops it until signal.Notify asks for it. Only in the first
+// moments of the process, before the runtime installed its handlers,
+// would it end the process by its default action, as it ends dd before dd
+// installed its own. A caller that starts fastcp with SIGUSR1 ignored
+// closes even that window, and fastcp still answers it: the runtime's
+// handler replaces the inherited SIG_IGN (os/signal keeps only SIGHUP and
+// SIGINT ignored), and so does Notify.
+//
+// stop ends the answering goroutine; a SIGUSR1 after it is dropped.
+func handleStatus(out *output.Output, now bool) (stop func()) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+	)
+	done := make(chan struct{})
+	install := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGUSR1)
+		go func() {
+			for {
+				select {
+				case <-c:
+					out.Status()
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	var t *time.Timer
+	if now {
+		install()
+	} else {
+		t = time.AfterFunc(statusArmDelay, install)
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		stopped = true
+		if t != nil {
+			t.Stop()
+		}
+		close(done)
+	}
 }
 
 // onSignal waits for a signal on c, or for done. On a signal it

@@ -22,7 +22,7 @@ _fastcp()
         cur=${cur#*=}
     elif [[ $prev == --preserve || $prev == --reflink || $prev == --backup ||
         $prev == --update || $prev == --context || $prev == --verify ||
-        $prev == --checksum ]]; then
+        $prev == --checksum || $prev == --progress ]]; then
         # Their value is optional and must follow '=': a word after them
         # is an operand.
         prev=
@@ -38,6 +38,7 @@ _fastcp()
         --backup) values='none off numbered t existing nil simple never' ;;
         --verify) values='dest source' ;;
         --checksum) values='sha256 sha512' ;;
+        --progress) values='bar json' ;;
         --checksum-file)
             compopt -o filenames 2>/dev/null
             local IFS=$'\n'
@@ -113,7 +114,7 @@ _fastcp()
             -b --backup --backup= -S --suffix= --inplace
             --sync= --nocache --verify --verify= --resume
             --checksum --checksum= --checksum-file=
-            -v --verbose --debug -q --quiet --progress --no-progress
+            -v --verbose --debug -q --quiet --progress --progress= --no-progress
             -h --help --version
             --benchmark --bench-size= --bench-runs= --bench-from= --json
             --'

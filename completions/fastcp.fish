@@ -115,7 +115,10 @@ complete -c fastcp -l resume -d 'Continue an interrupted copy to the same DEST f
 complete -c fastcp -s v -l verbose -d "Print 'SRC' -> 'DST' for every file"
 complete -c fastcp -l debug -d 'Explain how every file is copied'
 complete -c fastcp -s q -l quiet -d 'No progress bar, no warnings'
-complete -c fastcp -l progress -d 'Draw the progress bar even when stderr is not a terminal'
+complete -c fastcp -l progress -d 'Show progress even when stderr is not a terminal (bar, json)'
+complete -c fastcp -n '__fastcp_optional_value progress' -a '
+    --progress=bar\t"A bar on a terminal, a plain line a second elsewhere"
+    --progress=json\t"One JSON object a line, a second apart"'
 complete -c fastcp -l no-progress -d 'Never draw the progress bar'
 complete -c fastcp -s h -l help -d 'Show the help and exit'
 complete -c fastcp -l version -d 'Print the version and exit'

@@ -311,7 +311,7 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 	var counter copier.Counter
 	if c.a.progress != nil {
 		counter = c.a.progress
-		c.a.progress.Describe("copying " + quote(c.dst))
+		c.a.progress.Doing("copying", c.dst)
 	}
 	copyFn := copyData
 	if o.AttributesOnly {
@@ -334,7 +334,7 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 			}
 		}
 		if c.a.progress != nil {
-			hashWaiting = func() { c.a.progress.Describe("hashing " + quote(c.dst)) }
+			hashWaiting = func() { c.a.progress.Doing("hashing", c.dst) }
 		}
 	}
 	return copyFn(dest.File, srcF, copier.Options{
@@ -373,7 +373,7 @@ func (c *fileCopy) commit(err error) bool {
 	if err == nil {
 		if c.a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {
 			// Honest: the bytes are copied, the flush is what takes time now.
-			c.a.progress.Describe("flushing " + quote(dst))
+			c.a.progress.Doing("flushing", dst)
 		}
 		undo, ok := c.backupStep(&c.ex)
 		if !ok {

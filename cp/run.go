@@ -128,13 +128,20 @@ func (a *app) boundBuffers() {
 // minBufferSize is the smallest buffer boundBuffers gives a copy.
 const minBufferSize = maxBufferTotal / 1024
 
-// startProgress starts the bar if the options and stderr call for one.
+// startProgress starts the bar if the options and stderr call for one,
+// --progress=json's objects if asked, else only the counting that a
+// status request (SIGUSR1) reports.
 func (a *app) startProgress(total int64, files int) {
 	switch a.opts.Progress {
+	case flags.ProgressJSON:
+		a.progress = a.out.StartProgressJSON(total, files)
+		return
 	case flags.ProgressOff:
+		a.progress = a.out.StartCounting(total, files)
 		return
 	case flags.ProgressAuto:
 		if !a.out.StderrIsTerminal() {
+			a.progress = a.out.StartCounting(total, files)
 			return
 		}
 	}

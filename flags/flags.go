@@ -38,9 +38,13 @@ type ProgressMode int
 // Progress modes.
 const (
 	ProgressAuto ProgressMode = iota // when stderr is a terminal
-	ProgressOn
-	ProgressOff
+	ProgressOn                       // --progress, --progress=bar
+	ProgressOff                      // --no-progress, -q
+	ProgressJSON                     // --progress=json: one JSON object a line
 )
+
+// ProgressFormats are the values --progress takes ("bar" when bare).
+var ProgressFormats = []string{"bar", "json"}
 
 // Preserve lists the attributes --preserve keeps.
 type Preserve struct {
@@ -301,8 +305,6 @@ func parseOptions(args []string, env Env) (*Options, error) {
 		case "p":
 			o.Preserve.Mode, o.Preserve.Ownership, o.Preserve.Timestamps = true, true, true
 			o.NoPreserveMode = false
-		case "progress":
-			o.Progress = ProgressOn
 		case "no-progress", "quiet":
 			// -q against --progress: the last one given decides the bar
 			// (-q's silence for warnings stays).

@@ -75,6 +75,15 @@ func TestOptions(t *testing.T) {
 		{[]string{"--progress", "-vq", "a", "b"}, func(o *Options) bool { return o.Quiet && o.Verbose && o.Progress == ProgressOff }},
 		{[]string{"--progress", "--quiet", "--no-progress", "--progress", "a", "b"}, func(o *Options) bool { return o.Quiet && o.Progress == ProgressOn }},
 		{[]string{"-q", "--no-progress", "a", "b"}, func(o *Options) bool { return o.Quiet && o.Progress == ProgressOff }},
+		{[]string{"--progress=json", "a", "b"}, func(o *Options) bool { return o.Progress == ProgressJSON }},
+		{[]string{"--progress=j", "a", "b"}, func(o *Options) bool { return o.Progress == ProgressJSON }},
+		{[]string{"--progress=bar", "a", "b"}, func(o *Options) bool { return o.Progress == ProgressOn }},
+		{[]string{"--progress=json", "--progress", "a", "b"}, func(o *Options) bool { return o.Progress == ProgressOn }},
+		{[]string{"--progress", "json", "b"}, func(o *Options) bool {
+			return o.Progress == ProgressOn && len(o.Operands) == 2 && o.Operands[0] == "json"
+		}},
+		{[]string{"-q", "--progress=json", "a", "b"}, func(o *Options) bool { return o.Quiet && o.Progress == ProgressJSON }},
+		{[]string{"--progress=json", "-q", "a", "b"}, func(o *Options) bool { return o.Quiet && o.Progress == ProgressOff }},
 		{[]string{"--strategy=splice", "a", "b"}, func(o *Options) bool { return o.Strategy == copier.Splice }},
 		{[]string{"--strategy", "copy_file_range", "a", "b"}, func(o *Options) bool { return o.Strategy == copier.CopyFileRange }},
 		{[]string{"--reflink", "a", "b"}, func(o *Options) bool { return o.Reflink == copier.ReflinkAlways }},
@@ -180,6 +189,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--inplace", "--verify", "a", "b"}, "--verify cannot be combined with --inplace", ""},
 		{[]string{"--inplace", "--verify=source", "a", "b"}, "--verify cannot be combined with --inplace", ""},
 		{[]string{"--verify=both", "a", "b"}, "invalid argument 'both' for '--verify'", "Valid arguments are:\n  - 'dest'\n  - 'source'"},
+		{[]string{"--progress=xml", "a", "b"}, "invalid argument 'xml' for '--progress'", "Valid arguments are:\n  - 'bar'\n  - 'json'"},
 		{[]string{"--checksum=md5", "a", "b"}, "invalid argument 'md5' for '--checksum'", "Valid arguments are:\n  - 'sha256'\n  - 'sha512'"},
 		{[]string{"--checksum=sha", "a", "b"}, "ambiguous argument 'sha' for '--checksum'", ""},
 		{[]string{"--checksum=", "a", "b"}, "ambiguous argument '' for '--checksum'", ""},

@@ -101,8 +101,9 @@ Output:
   -v, --verbose                print 'SRC' -> 'DST' for every file
       --debug                  explain how every file is copied (implies -v)
   -q, --quiet                  no progress bar, no warnings
-      --progress               draw the progress bar even when stderr is not
-                                 a terminal
+      --progress[=FORMAT]      show progress even when stderr is not a
+                                 terminal: bar (bare --progress), json (one
+                                 JSON object a line, a second apart)
       --no-progress            never draw the progress bar
   -h, --help                   show this help and exit
       --version                print the version and exit
@@ -120,6 +121,8 @@ Long options and their WORD arguments may be abbreviated (--verb,
 --preserve=mod); a prefix of one of cp's options means it, as in cp.
 POSIXLY_CORRECT makes a dangling symlink DEST written through, and
 options end at the first operand, as with cp.
+
+SIGUSR1 prints one line saying how far the copy is (as with dd), bar or not.
 
 Exit status: 0 all copied; 1 some file failed, or a usage error (as cp);
 killed by SIGINT, SIGTERM, SIGHUP after cleaning up ($? 130, 143, 129).

@@ -70,7 +70,8 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print 'SRC' -> 'DST' for every file")
 	fs.BoolVar(&o.Debug, "debug", false, "explain how every file is copied")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress, no warnings")
-	fs.Bool("progress", false, "always draw the progress bar")
+	fs.Var(&progressValue{o}, "progress", "show progress even when stderr is not a terminal: bar (bare --progress), json (one JSON object a line)")
+	fs.Lookup("progress").NoOptDefVal = "bar"
 	fs.Bool("no-progress", false, "never draw the progress bar")
 	fs.BoolVarP(&o.Help, "help", "h", false, "show this help and exit")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")

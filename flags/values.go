@@ -40,6 +40,27 @@ func (e *enumValue[T]) Set(s string) error {
 	return nil
 }
 
+// progressValue is --progress[=FORMAT]: bar (bare --progress) or json.
+type progressValue struct{ o *Options }
+
+func (v *progressValue) String() string {
+	if v.o.Progress == ProgressJSON {
+		return "json"
+	}
+	return "bar"
+}
+
+func (v *progressValue) Type() string { return "FORMAT" }
+
+func (v *progressValue) Set(s string) error {
+	i, err := argmatch(s, "--progress", wordChoices(ProgressFormats))
+	if err != nil {
+		return err
+	}
+	v.o.Progress = []ProgressMode{ProgressOn, ProgressJSON}[i]
+	return nil
+}
+
 // SizeHint follows a usage error in a SIZE: it names every suffix ParseSize
 // takes.
 const SizeHint = "SIZE is a number of bytes with an optional suffix: K, M, G or T (powers of 1024), in either case, alone or followed by B or iB (1M, 1m, 1MB, 1MiB), or B for bytes."

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,7 @@ import (
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/output"
 )
 
 // distRoot is the module root: the tests run in integration_test/.
@@ -709,6 +711,7 @@ func distValues() []distValue {
 	add("--preserve", flags.PreserveWords)
 	add("--update", flags.UpdateWords)
 	add("--backup", flags.BackupWords)
+	add("--progress", flags.ProgressFormats)
 	add("--verify", flags.VerifyWords)
 	add("--checksum", checksum.Names[1:])
 	return vs
@@ -772,6 +775,32 @@ func TestManPageJSONSchema(t *testing.T) {
 		if !keys[m[1]] && !mapKeys[m[1]] {
 			t.Errorf("man/fastcp.1 JSON schema documents %q, which benchmark.Report does not have", m[1])
 		}
+	}
+}
+
+// The manual page's PROGRESS AS JSON section documents every key of
+// --progress=json's objects, and nothing else; the status test holds the
+// binary to the same list.
+func TestManPageProgressSchema(t *testing.T) {
+	section := distSection(t, distManPage(t), ".SH", "PROGRESS AS JSON")
+	keys := map[string]bool{}
+	distJSONKeys(reflect.TypeOf(output.ProgressJSON{}), keys)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"([a-z_]+)":`).FindAllStringSubmatch(section, -1) {
+		documented[m[1]] = true
+	}
+	for k := range keys {
+		if !documented[k] {
+			t.Errorf("PROGRESS AS JSON lacks the key %q", k)
+		}
+	}
+	for k := range documented {
+		if !keys[k] {
+			t.Errorf("PROGRESS AS JSON documents %q, which the objects do not have", k)
+		}
+	}
+	if want := slices.Sorted(maps.Keys(keys)); !slices.Equal(want, slices.Sorted(slices.Values(progressKeys))) {
+		t.Errorf("output.ProgressJSON has %v, the status tests expect %v", want, progressKeys)
 	}
 }
 

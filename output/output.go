@@ -34,6 +34,8 @@ type Output struct {
 	// clearLine, when set, removes the progress bar from the terminal
 	// before a line is printed; called with mu held.
 	clearLine func()
+	// status is the run's progress, bar or not, which Status reports.
+	status *Progress
 }
 
 // New is the output of a run as prog (the base name of argv[0]).

@@ -39,6 +39,9 @@ type Progress struct {
 	files      atomic.Int64 // files done (copied, skipped or failed)
 	filesTotal int64        // regular files the run will copy
 	what       atomic.Pointer[string]
+	file       atomic.Pointer[string] // the file of what, unquoted (Doing)
+	json       bool                   // --progress=json: objects, not a bar
+	counting   *counting              // nothing drawn (StartCounting): Doing's words, kept as they are
 
 	w     io.Writer
 	prog  string
@@ -91,6 +94,7 @@ func (o *Output) StartProgress(total int64, files int) *Progress {
 	}
 	o.mu.Lock()
 	o.clearLine = p.clear
+	o.status = p
 	o.mu.Unlock()
 	p.out = o
 	p.wg.Add(1)
@@ -162,6 +166,10 @@ func (p *Progress) state() lineState {
 
 // draw renders the current state; the caller holds the output lock.
 func (p *Progress) draw() {
+	if p.json {
+		p.writeJSON(EventProgress)
+		return
+	}
 	s := p.state()
 	if p.cols != nil {
 		p.drawLine(layLine(p.cols(), s))
@@ -436,10 +444,15 @@ func (p *Progress) clear() {
 // Finish stops the ticker and clears the bar.
 func (p *Progress) Finish() {
 	out := p.out
-	close(p.stop)
-	p.wg.Wait()
+	if p.stop != nil { // not counting only
+		close(p.stop)
+		p.wg.Wait()
+	}
 	out.mu.Lock()
 	defer out.mu.Unlock()
+	if p.json {
+		p.writeJSON(EventEnd)
+	}
 	p.clear()
 	out.clearLine = nil
 }
