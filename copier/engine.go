@@ -51,10 +51,18 @@ func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 	if derr := c.odirect().directEnd(); derr != nil && err == nil {
 		err = derr
 	}
-	if c.hash != nil {
+	switch k := c.hash; {
+	case k == nil:
+	case err == nil && opts.HashLater:
+		// The caller waits later, after the flush it starts meanwhile;
+		// only reads of the source can still be queued (the buffers of
+		// rw, splice and direct are hashed before they come back).
+		c.res.Hashed = true
+		c.res.HashWait = k.finish
+	default:
 		// The hash is complete before the copy returns: the caller's
 		// check that the source did not change covers it.
-		hs, herr := c.hash.finish(err != nil)
+		hs, herr := k.finish(err != nil)
 		c.res.Hash, c.res.Hashed = hs, true
 		if err == nil {
 			err = herr

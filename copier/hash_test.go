@@ -322,3 +322,39 @@ func TestHashSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// HashLater: the copy returns while the bytes the kernel moved may still
+// be read again; HashWait completes the hash (or gives it up).
+func TestHashLater(t *testing.T) {
+	data := randomBytes(t, 20<<20+9)
+	for _, abandon := range []bool{false, true} {
+		dst, src := pair(t, data)
+		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
+		res, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: h, HashLater: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.HashWait == nil || res.Hash.Bytes != 0 {
+			t.Fatalf("HashWait %v, stats %+v: want the wait left to the caller", res.HashWait != nil, res.Hash)
+		}
+		hs, err := res.HashWait(abandon)
+		if abandon {
+			if hs.Bytes >= int64(len(data)) && err == nil {
+				t.Errorf("abandoned, yet all %d bytes hashed", hs.Bytes)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Hash = hs
+		wantDigest(t, h.Hash, res, data)
+	}
+	// A failed copy waits for nothing and leaves nothing to wait for.
+	dst, src := pair(t, data)
+	inject(t, &copyFileRange, cfrFailAfter(8<<20, 1<<20, unix.EIO))
+	res, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New(), HashLater: true})
+	if err == nil || res.HashWait != nil {
+		t.Fatalf("error %v, HashWait %v: want the error and no wait", err, res.HashWait != nil)
+	}
+}

@@ -179,6 +179,12 @@ type Options struct {
 	// the hash still has some to read or hash: the copy then waits for
 	// it (the progress bar says so).
 	HashWaiting func()
+	// HashLater makes a successful copy return without waiting for the
+	// hash to catch up with it (what the kernel moved may still be being
+	// read again): Result.HashWait waits, and must be called, before the
+	// source is closed. The caller can then flush the destination
+	// meanwhile.
+	HashLater bool
 
 	now func() time.Time // the checkpoints' clock, for tests
 }
@@ -247,6 +253,11 @@ type Result struct {
 	// Hashed says Options.Hash was given the bytes; Hash what it cost.
 	Hashed bool
 	Hash   HashStats
+	// HashWait, with Options.HashLater and a successful copy, waits for
+	// the hash to be complete (abandon: stops it, the copy is given up)
+	// and returns what it cost (Hash is then zero) and the error that
+	// stopped it. It must be called once.
+	HashWait func(abandon bool) (HashStats, error)
 }
 
 // Syscalls is the total number of system calls the copy made.

@@ -47,6 +47,10 @@ type fileCopy struct {
 	copied     int64     // bytes the transfer wrote
 	hash       hash.Hash // --checksum: the source's bytes, as the transfer read them
 	hashedTo   int64     // what hash was given already: [0, hashedTo)
+	// hashWait waits for a hash still catching up with the copy (nil:
+	// none); digest is the hash's, once complete.
+	hashWait func(abandon bool) (copier.HashStats, error)
+	digest   []byte
 }
 
 // copyFile copies the data of SOURCE to DEST: through a temporary file
@@ -99,30 +103,78 @@ func (j *job) copyFile() bool {
 			j.r.out(l)
 		}
 	}
-	if errors.Is(err, copier.ErrHashShort) {
-		err = &output.SourceChanged{What: "changed size while being copied (it ended before the bytes copied were hashed)"}
+	err = hashShort(err)
+	if res.HashWait != nil {
+		// The hash catches up while the flush runs: awaited in
+		// Commit, once flushed, or given up here.
+		c.hashWait = res.HashWait
+		defer c.endHash()
 	}
 	if err == nil && !o.AttributesOnly {
 		err = sourceChanged(srcF, &c.before, res.Size)
 	}
-	var digest []byte
-	if err == nil && c.hash != nil {
+	switch {
+	case err != nil || c.hash == nil:
+	case c.hashWait != nil:
+		c.dest.SetDigestFunc(func() ([]byte, error) { return c.takeDigest(&res) })
+	default:
 		// The source did not change while it was copied and hashed.
-		digest = c.hash.Sum(nil)
-		c.dest.SetDigest(digest)
-		if o.Debug {
-			j.r.out(output.ChecksumDebug(o.Checksum.String(), digest, &res))
-		}
+		c.dest.SetDigest(c.digestOf(&res))
 	}
 	c.copied = res.Bytes
 	if !c.commit(err) {
 		return false
 	}
-	if digest != nil && !c.special {
-		j.digest = digest
-		j.noteSum(digest)
+	if c.digest != nil && !c.special {
+		j.digest = c.digest
+		j.noteSum(c.digest)
 	}
 	return true
+}
+
+// hashShort words a source that ended before the bytes the copy moved
+// were read again for the hash as the change it is.
+func hashShort(err error) error {
+	if errors.Is(err, copier.ErrHashShort) {
+		return &output.SourceChanged{What: "changed size while being copied (it ended before the bytes copied were hashed)"}
+	}
+	return err
+}
+
+// digestOf is the hash's digest, once complete and the source checked;
+// --debug says what it took.
+func (c *fileCopy) digestOf(res *copier.Result) []byte {
+	c.digest = c.hash.Sum(nil)
+	if c.a.opts.Debug {
+		c.r.out(output.ChecksumDebug(c.a.opts.Checksum.String(), c.digest, res))
+	}
+	return c.digest
+}
+
+// takeDigest waits for a hash the copy left catching up (HashLater), then
+// checks again that the source did not change while it was read, and
+// returns the digest.
+func (c *fileCopy) takeDigest(res *copier.Result) ([]byte, error) {
+	wait := c.hashWait
+	c.hashWait = nil
+	hs, err := wait(false)
+	res.Hash = hs
+	if err = hashShort(err); err != nil {
+		return nil, err
+	}
+	if err := sourceChanged(c.srcF, &c.before, res.Size); err != nil {
+		return nil, err
+	}
+	return c.digestOf(res), nil
+}
+
+// endHash gives up a hash the commit did not wait for (it failed first).
+func (c *fileCopy) endHash() {
+	if c.hashWait != nil {
+		wait := c.hashWait
+		c.hashWait = nil
+		wait(true)
+	}
 }
 
 // verifiable refuses, for --verify, what cannot be read again after the
@@ -359,6 +411,9 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 		Reached:       c.reached,
 		Hash:          c.hash,
 		HashWaiting:   hashWaiting,
+		// With a flush before the commit, the hash catches up while it
+		// runs.
+		HashLater: !c.inPlace && (o.Sync != durability.SyncNone || o.Verify),
 	})
 }
 

@@ -171,3 +171,58 @@ func TestSetDigestIgnoresAMismatchedDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SetDigestFunc: Commit calls it once the copy is flushed, before the
+// read-back; its digest is the one compared, its error fails Commit as it
+// is, and the old DEST stays.
+func TestSetDigestFunc(t *testing.T) {
+	data := randomData(2<<20 + 1)
+	for _, tc := range []struct {
+		name   string
+		digest []byte
+		err    error
+	}{
+		{"right", digestOf(checksum.SHA256, data), nil},
+		{"wrong", digestOf(checksum.SHA256, data[1:]), nil},
+		{"error", nil, errors.New("the source changed")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, dest, src := setup(t, data)
+			c := record(t)
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: checksum.SHA256, Source: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyInto(t, d, data, 1<<20)
+			called := 0
+			d.SetDigestFunc(func() ([]byte, error) {
+				called++
+				if got := c.filter("fdatasync"); len(got) == 0 {
+					t.Error("called before the flush")
+				}
+				return tc.digest, tc.err
+			})
+			err = d.Commit(src)
+			if called != 1 {
+				t.Errorf("called %d times", called)
+			}
+			switch tc.name {
+			case "right":
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			case "wrong":
+				if !errors.Is(err, ErrMismatch) {
+					t.Fatalf("Commit: %v, want a mismatch", err)
+				}
+			case "error":
+				if err != tc.err {
+					t.Fatalf("Commit: %v, want the function's error as it is", err)
+				}
+			}
+			assertOld(t, dest)
+			assertNoTemps(t, dir)
+		})
+	}
+}

@@ -181,8 +181,10 @@ type Destination struct {
 	// copy brings into the page cache (nil without both).
 	srcCache *sourceCache
 	// digest is the source's, made by the copy (SetDigest): --verify
-	// compares the destination's with it.
-	digest []byte
+	// compares the destination's with it; digestFunc, when set, gives it
+	// after the flush (SetDigestFunc).
+	digest     []byte
+	digestFunc func() ([]byte, error)
 	// keeper, with --resume, records checkpoints (resume.go).
 	keeper *keeper
 }
@@ -359,6 +361,28 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 			d.srcSums = startSourceSums(o.Source, d.srcCache)
 		}
 	}
+}
+
+// SetDigestFunc gives Commit what to call once the copy is flushed, and
+// before it is verified or renamed: the copy's hash, still catching up
+// with the copy while the flush runs, is awaited there, and the source
+// checked for a change; the digest f returns is SetDigest's, and an error
+// fails Commit as it is (not wrapped), the temporary file removed.
+func (d *Destination) SetDigestFunc(f func() ([]byte, error)) { d.digestFunc = f }
+
+// takeDigest calls the function SetDigestFunc gave, once.
+func (d *Destination) takeDigest() error {
+	f := d.digestFunc
+	if f == nil {
+		return nil
+	}
+	d.digestFunc = nil
+	digest, err := f()
+	if err != nil {
+		return err
+	}
+	d.SetDigest(digest)
+	return nil
 }
 
 // SetDigest gives the digest (of Options.Checksum's algorithm) that the
@@ -633,6 +657,9 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 	if !d.syncable() {
 		// A FIFO or character device: nothing to flush or drop on this
 		// side (the source may still have pages to drop).
+		if err := d.takeDigest(); err != nil {
+			return err
+		}
 		if d.opts.NoCache {
 			d.dropSource(src)
 		}
@@ -657,6 +684,9 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 		}
 	}
 	d.stats.Flush = time.Since(t)
+	if err := d.takeDigest(); err != nil {
+		return err
+	}
 	if err := d.verifyIfAsked(src); err != nil {
 		return err
 	}

@@ -462,3 +462,43 @@ func TestChecksumManifestReplaced(t *testing.T) {
 	}
 	assertNoTemps(t, dir)
 }
+
+// With --sync the hash of what the kernel copied catches up while DEST is
+// flushed: a source that shrinks after the copy, while its bytes are still
+// read for the hash (each read held back by strace), is refused all the
+// same, and gets no line.
+func TestChecksumSourceChangedWhileHashing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := join(dir, "src")
+	data := randomBytes(24<<20, "hash-later")
+	writeFile(t, src, data, 0o644)
+	out := mustMkdir(t, join(dir, "out"))
+	faultReady(t)
+	log := join(t.TempDir(), "strace.log")
+	done := make(chan traced, 1)
+	go func() {
+		done <- faultStraceLog(t, dir, log, []string{"-e", "trace=pread64", "-e", "inject=pread64:delay_enter=50000"},
+			"--sync=data", "--strategy=copy_file_range", "--checksum-file=out/S", "src", "out")
+	}()
+	if !waitFor(func() bool {
+		for _, p := range openTempsAnywhere(out) {
+			if fi, err := os.Stat(p); err == nil && fi.Size() == int64(len(data)) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the copy never completed")
+	}
+	if err := os.Truncate(src, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	tr := <-done
+	wantOneLineError(t, tr.result, "'src' changed size while being copied", "'out/src' was not replaced")
+	assertNotExist(t, join(out, "src"))
+	if b, err := os.ReadFile(join(out, "S")); err != nil || len(b) != 0 {
+		t.Errorf("the manifest: %q, %v; want it empty", b, err)
+	}
+	assertNoTemps(t, out)
+}
