@@ -369,3 +369,54 @@ func TestProgressBarErasedOnFailure(t *testing.T) {
 		t.Errorf("a failed copy left DEST: %v", err)
 	}
 }
+
+// TestProgressBarErasedOnSIGINT: Ctrl-C in the middle of a copy erases the
+// bar before fastcp dies of the signal.
+func TestProgressBarErasedOnSIGINT(t *testing.T) {
+	dir := t.TempDir()
+	data := randomBytes(8<<20, "sigint-bar")
+	writeFile(t, join(dir, "src"), data, 0o644)
+	opened, release, _ := slowFIFO(t, dir, len(data))
+	defer close(release)
+	master, tty := openPTY(t, 100)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := fastcpCmd(ctx, dir, "src", "fifo")
+	cmd.Stderr = tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	tty.Close()
+	var mu sync.Mutex
+	var seen []byte
+	drawn := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			seen = append(seen, buf[:n]...)
+			if err != nil {
+				drawn <- string(seen)
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+		}
+	}()
+	<-opened
+	if !waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return bytes.Contains(seen, []byte("copying 'fifo'")) }) {
+		t.Fatal("no bar drawn")
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	out := <-drawn
+	wantSignalDeath(t, err, "SIGINT", 130, "")
+	last := strings.LastIndex(out, "copying 'fifo'")
+	if !strings.Contains(out[last:], "\r\x1b[K") {
+		t.Errorf("the bar was left on the terminal at SIGINT: output ends %q", out[max(0, len(out)-80):])
+	}
+}
