@@ -59,6 +59,17 @@ func (a *app) preserveSome(p flags.Preserve, t target, st *unix.Stat_t, srcFd in
 		if err != nil {
 			return output.WordedErr(err, "failed to preserve ownership for %s: %s", quote(name), errText(err))
 		}
+		if t.st != nil && (t.st.Uid != st.Uid || t.st.Gid != st.Gid) {
+			// A chown ran; it clears set-ID bits, and then the mode is
+			// not known.
+			if t.st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+				t.st = nil
+			} else {
+				after := *t.st
+				after.Uid, after.Gid = st.Uid, st.Gid
+				t.st = &after
+			}
+		}
 	}
 	if p.Mode && !t.link {
 		if err := a.preserveMode(t, st, mode, srcFd, srcPath); err != nil {
@@ -96,6 +107,7 @@ func (a *app) preserveMode(t target, st *unix.Stat_t, mode uint32, srcFd int, sr
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		names = append(names, aclDefaultXattr)
 	}
+	aclChanged := false
 	for _, n := range names {
 		val, err := getXattr(srcFd, srcPath, n)
 		switch {
@@ -103,15 +115,22 @@ func (a *app) preserveMode(t target, st *unix.Stat_t, mode uint32, srcFd int, sr
 			if err := t.setXattr(n, val); err != nil {
 				return err
 			}
+			aclChanged = true
 		case errors.Is(err, unix.ENODATA) || isUnsupported(err):
 			if n == aclAccessXattr {
-				if err := t.removeXattr(n); err != nil && !errors.Is(err, unix.ENODATA) && !isUnsupported(err) {
+				err := t.removeXattr(n)
+				if err != nil && !errors.Is(err, unix.ENODATA) && !isUnsupported(err) {
 					return err
 				}
+				aclChanged = aclChanged || err == nil
 			}
 		default:
 			return err
 		}
+	}
+	if !aclChanged && t.st != nil && t.st.Mode&0o7777 == mode {
+		// Created with that mode (namedPerm), and no ACL changed it.
+		return nil
 	}
 	// After the ACL, which sets the group class from its mask: the mode
 	// is the source's, set-ID bits included.

@@ -70,8 +70,14 @@ type Options struct {
 	// file); 0 means 0600. Nobody can open a file that has no name, so it
 	// may have its final mode from the start, as cp's DEST has: the
 	// caller then need not chmod it (Stat says what the kernel made of
-	// it). A named temporary file is 0600 until it is complete.
+	// it). A named temporary file is 0600 until it is complete, unless
+	// NamedPerm says otherwise.
 	UnnamedPerm os.FileMode
+	// NamedPerm is the mode a named temporary file is created with; 0
+	// means 0600. Others can open a named file while it is written: the
+	// caller gives it a mode that shows nobody anything that DEST, once
+	// complete, will not (and never lets others write).
+	NamedPerm os.FileMode
 	// Sync is the --sync mode: how the data and the directory entry are
 	// made durable before Commit returns.
 	Sync SyncMode
@@ -307,7 +313,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
 	} else {
-		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags)
+		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags, o.NamedPerm)
 		if err != nil {
 			dir.Release()
 			return nil, err

@@ -347,7 +347,9 @@ var sideWarningRE = regexp.MustCompile(`^fastcp: warning: --resume: the filesyst
 func TestSSHFSResume(t *testing.T) {
 	m := sshfsMount(t)
 	src := join(t.TempDir(), "src")
-	const size = 48 << 20
+	// At 100 ms a MiB, long enough that the checkpoint, which comes
+	// after 5 s, falls in the middle.
+	const size = 128 << 20
 	writePattern(t, src, size, t.Name())
 	temp, side := join(m.Remote, resumeTemp), join(m.Remote, resumeTemp+".rec")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
@@ -535,4 +537,60 @@ func TestSSHFSReplaceExisting(t *testing.T) {
 		t.Errorf("DEST: %v, %v; want the old DEST's mode 0600", fi, err)
 	}
 	assertNoTemps(t, m.Remote)
+}
+
+// On sshfs (no O_TMPFILE: the temporary file is named from the start) -a
+// makes no chown or chmod that would change nothing, each a round trip or
+// three: a file of the copier's own whose group may see no more than
+// everybody is created with its final mode (a named file others can open
+// shows them nothing DEST will not), one with a mode for its group alone
+// is created 0600 and given its mode at the end, one of another owner is
+// given its owner. Every DEST ends with the source's mode and owner.
+func TestSSHFSNoNeedlessSetattr(t *testing.T) {
+	m := sshfsMount(t)
+	strace := durStrace(t)
+	src := t.TempDir()
+	files := []struct {
+		name        string
+		mode        os.FileMode
+		uid         int
+		chmod       bool
+		createdMode string
+	}{
+		{"public", 0o644, 0, false, "0644"},
+		{"exec", 0o755, 0, false, "0755"},
+		{"group", 0o640, 0, true, "0600"},
+		{"other-owner", 0o644, 4321, false, "0644"},
+	}
+	var names []string
+	for _, f := range files {
+		writeFile(t, join(src, f.name), []byte(f.name), f.mode)
+		if err := os.Chown(join(src, f.name), f.uid, f.uid); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, join(src, f.name))
+	}
+	log := join(t.TempDir(), "strace.log")
+	cmd := exec.Command(strace, append([]string{"-f", "-qq", "-o", log, "-e", "trace=fchmod,fchown,openat", setup.Bin, "-a"}, append(names, m.Dir+"/")...)...)
+	wantSuccess(t, runCmd(t, cmd))
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := string(b)
+	if n := strings.Count(trace, "fchmod("); n != 1 {
+		t.Errorf("%d fchmod calls, want 1 (the group-only file's):\n%s", n, trace)
+	}
+	if calls := regexp.MustCompile(`fchown\(\d+, (\d+), (\d+)\)`).FindAllStringSubmatch(trace, -1); len(calls) != 1 || calls[0][1] != "4321" {
+		t.Errorf("fchown calls %v, want one, to 4321", calls)
+	}
+	for _, f := range files {
+		if !regexp.MustCompile(`openat\(\d+, "\.fastcp-` + f.name + `\.0{12}", [^)]*O_CREAT[^)]*, 0?` + strings.TrimPrefix(f.createdMode, "0") + `\)`).MatchString(trace) {
+			t.Errorf("%s: not created with mode %s:\n%s", f.name, f.createdMode, trace)
+		}
+		st := statT(t, join(m.Remote, f.name))
+		if os.FileMode(st.Mode&0o7777) != f.mode || int(st.Uid) != f.uid {
+			t.Errorf("%s: mode %o, uid %d; want %o, %d", f.name, st.Mode&0o7777, st.Uid, f.mode, f.uid)
+		}
+	}
 }
