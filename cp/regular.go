@@ -514,6 +514,7 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 			msg += fmt.Sprintf("; %s left alone", quote(fresh.Temp))
 		}
 		c.r.warn(msg)
+		c.reportLeftovers(dst, fresh.Swept)
 	}
 	switch {
 	case c.dest != nil && c.a.opts.Debug:

@@ -321,6 +321,9 @@ type FreshStart struct {
 	// remove them.
 	Unjudged bool
 	Side     string
+	// Swept: what the sweep of DEST's other leftovers found, once the
+	// first name was free again (as Destination.Leftovers).
+	Swept []Leftover
 }
 
 func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
@@ -330,11 +333,13 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 // (FirstTemp), and continues it. It returns:
 //   - a Destination and the offset to copy from, when the leftover is
 //     resumed (it was cut back to its checkpoint, and is locked, registered
-//     with o.Session and recorded as Create's files are);
+//     with o.Session and recorded as Create's files are; DEST's other
+//     leftovers were swept, as Create sweeps them: Leftovers);
 //   - (nil, 0, nil): nothing there;
 //   - a *FreshStart error: a leftover that cannot be resumed; when it was
 //     a dead one of fastcp's (it carries fastcp's mark), it was removed, so
-//     Create takes the name; a file without the mark is left alone, and
+//     Create takes the name (and DEST's other leftovers were swept:
+//     FreshStart.Swept); a file without the mark is left alone, and
 //     so is one that changed between the look and the lock
 //     (WhyChangedMeanwhile: another copy finished or recorded it);
 //   - a *LiveError: a copy is writing it; it is left alone.
@@ -377,6 +382,11 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	var side *sideRecord // where the filesystem keeps no user xattrs
 	var wr writer        // who wrote side
 	unjudged := false
+	// swept sweeps the dead leftovers of other copies to DEST once the
+	// first name is free again (Create then takes it, and sweeps only a
+	// name it finds taken): a copy that found the first name taken went
+	// on under a random one, and may have died there.
+	swept := func() []Leftover { return o.Session.sweep(dir, base, name, identity{dev: id.Dev, ino: id.Ino}) }
 	fresh := func(why, detail string, remove bool) (*Destination, int64, error) {
 		kept := true
 		if remove && entryIs(dir.Fd(), name, identityOf(&st)) {
@@ -396,6 +406,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 			o.Session.reported(dir, name)
 		}
 		unix.Close(fd)
+		if !kept {
+			fs.Swept = swept()
+		}
 		dir.Release()
 		return nil, 0, fs
 	}
@@ -450,8 +463,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 			side.close()
 		}
 		unix.Close(fd)
+		f := &FreshStart{Temp: temp, Why: WhyChangedMeanwhile, Detail: why, Swept: swept()}
 		dir.Release()
-		return nil, 0, &FreshStart{Temp: temp, Why: WhyChangedMeanwhile, Detail: why}
+		return nil, 0, f
 	default:
 		return fresh(WhyChangedMeanwhile, why, false)
 	}
@@ -493,6 +507,9 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		d.Abort()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}
 	}
+	// Only the leftover under the first name is continued: the others
+	// are swept as Create sweeps them.
+	d.swept = swept()
 	return d, r.Checkpoint, nil
 }
 

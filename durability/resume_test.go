@@ -348,3 +348,46 @@ func TestSweepRechecksUnderTheLock(t *testing.T) {
 		})
 	}
 }
+
+// A run that continues the leftover under DEST's first temporary name, or
+// removes it to start over, also removes the dead leftovers of other
+// copies to DEST (a copy that found that name taken took a random one, and
+// was killed): only the first name is ever continued, and Create sweeps
+// only when it finds that name taken.
+func TestContinueSweepsOtherLeftovers(t *testing.T) {
+	for _, how := range []string{"continued", "started over"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			dst := filepath.Join(dir, "dst")
+			id := srcID(t, dir, 8<<20)
+			checkpoint := int64(2 << 20)
+			if how != "continued" {
+				checkpoint = 0 // no checkpoint: removed, started over
+			}
+			die(resumableCopy(t, dst, id, 3<<20, checkpoint))
+			other := filepath.Join(dir, TempPrefix+"dst.0123456789ab")
+			if err := os.WriteFile(other, []byte("killed"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mark(t, other)
+			d, start, err := Continue(fsdir.Cwd, dst, id, Options{}, new(atomic.Int64))
+			var left []Leftover
+			var f *FreshStart
+			switch {
+			case how == "continued" && err == nil && start == 2<<20:
+				left = d.Leftovers()
+				d.Abort()
+			case how != "continued" && errors.As(err, &f) && f.Why == WhyNoCheckpoint && !f.Kept:
+				left = f.Swept
+			default:
+				t.Fatalf("Continue: start %d, %v", start, err)
+			}
+			if len(left) != 1 || !left[0].Removed || left[0].Path != other {
+				t.Errorf("swept %+v, want %s removed", left, other)
+			}
+			if _, err := os.Lstat(other); !os.IsNotExist(err) {
+				t.Errorf("the other leftover is still there: %v", err)
+			}
+		})
+	}
+}
