@@ -61,12 +61,21 @@ func (j *job) ownTimesOfLinks(ent durability.Entry) (ok bool, err error) {
 		if err := unix.Symlinkat(ent.Name, ent.Dir, ent.Name); err != nil {
 			return false, err
 		}
+		var made unix.Stat_t
+		if err := unix.Fstatat(ent.Dir, ent.Name, &made, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return false, err
+		}
 		now := unix.NsecToTimespec(time.Now().UnixNano())
 		verdict = ignoringEINTR(func() error {
 			return unix.UtimesNanoAt(ent.Dir, ent.Name, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
 		})
 		if errors.Is(verdict, unix.ENOENT) || errors.Is(verdict, unix.ELOOP) {
 			verdict = errFollows
+		}
+		// Removed only while the name still is the probe made.
+		var st unix.Stat_t
+		if unix.Fstatat(ent.Dir, ent.Name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || idOf(&st) != idOf(&made) {
+			return false, unix.EEXIST // the name is someone else's now: try the next one
 		}
 		if err := unix.Unlinkat(ent.Dir, ent.Name, 0); err != nil {
 			return false, err
