@@ -593,4 +593,20 @@ func TestSSHFSNoNeedlessSetattr(t *testing.T) {
 			t.Errorf("%s: mode %o, uid %d; want %o, %d", f.name, st.Mode&0o7777, st.Uid, f.mode, f.uid)
 		}
 	}
+	// Without -p a new DEST gets the mode cp creates it with, less the
+	// umask: the same rule, the same one chmod.
+	mustMkdir(t, join(m.Dir, "r"))
+	cmd = exec.Command(strace, append([]string{"-f", "-qq", "-o", log, "-e", "trace=fchmod,fchown", "sh", "-c", `umask 022 && exec "$@"`, "sh", setup.Bin, "-r"}, append(names, join(m.Dir, "r")+"/")...)...)
+	wantSuccess(t, runCmd(t, cmd))
+	if b, err = os.ReadFile(log); err != nil {
+		t.Fatal(err)
+	}
+	if n, c := strings.Count(string(b), "fchmod("), strings.Count(string(b), "fchown("); n != 1 || c != 0 {
+		t.Errorf("-r: %d fchmod and %d fchown calls, want 1 and none:\n%s", n, c, b)
+	}
+	for _, f := range files {
+		if st := statT(t, join(m.Remote, "r", f.name)); os.FileMode(st.Mode&0o7777) != f.mode {
+			t.Errorf("-r: %s has mode %o, want %o", f.name, st.Mode&0o7777, f.mode)
+		}
+	}
 }
