@@ -192,11 +192,15 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 
 // manifestTarget is the DEST operand every DEST name starts with ("" for
 // none), as the plan takes it: -t's DIRECTORY, else the last operand.
+// With several -t there is none: the manifest names each DEST as the -v
+// lines do, from the directory fastcp runs in.
 func (a *app) manifestTarget() string {
 	o := a.opts
 	switch {
-	case o.TargetDir != "":
-		return o.TargetDir
+	case len(o.TargetDirs) > 1:
+		return ""
+	case o.HasTargetDir():
+		return o.TargetDirs[0]
 	case len(o.Operands) > 1:
 		return o.Operands[len(o.Operands)-1]
 	}
@@ -228,7 +232,7 @@ func (a *app) relativeNames(m *manifest, dir *fsdir.Dir, target string) {
 func (a *app) manifestInSource(dirfd int, exists bool, st *unix.Stat_t) (src string, inside bool) {
 	o := a.opts
 	sources := o.Operands
-	if o.TargetDir == "" && len(sources) > 0 {
+	if !o.HasTargetDir() && len(sources) > 0 {
 		sources = sources[:len(sources)-1]
 	}
 	trees := map[fsdir.ID]string{}

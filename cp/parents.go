@@ -18,9 +18,16 @@ import (
 )
 
 // CheckUsage finds the usage errors that depend on the file system:
-// --parents needs a directory to copy into.
+// --parents needs a directory to copy into; several -t need as many
+// directories (checkTargets).
 func CheckUsage(o *flags.Options) *flags.UsageError {
-	if !o.Parents || o.TargetDir != "" || o.Benchmark {
+	if o.Benchmark {
+		return nil
+	}
+	if ue := checkTargets(o); ue != nil {
+		return ue
+	}
+	if !o.Parents || o.HasTargetDir() {
 		return nil
 	}
 	last := o.Operands[len(o.Operands)-1]

@@ -54,15 +54,17 @@ func (a *app) makePlan() *plan {
 	var target string
 	intoDir := false
 	switch {
-	case o.TargetDir != "":
-		target, sources, intoDir = o.TargetDir, ops, true
-		fi, err := os.Stat(target)
-		if err == nil && !fi.IsDir() {
-			err = unix.ENOTDIR
-		}
-		if err != nil {
-			p.fail = fmt.Sprintf("target directory %s: %s", quote(target), errText(err))
-			return p
+	case o.HasTargetDir():
+		target, sources, intoDir = o.TargetDirs[0], ops, true
+		for _, t := range o.TargetDirs {
+			fi, err := os.Stat(t)
+			if err == nil && !fi.IsDir() {
+				err = unix.ENOTDIR
+			}
+			if err != nil {
+				p.fail = fmt.Sprintf("target directory %s: %s", quote(t), errText(err))
+				return p
+			}
 		}
 	case o.NoTargetDir:
 		sources, target = ops[:1], ops[1]
@@ -99,18 +101,31 @@ func (a *app) makePlan() *plan {
 				src = "/"
 			}
 		}
-		dst := target
-		switch {
-		case o.Parents:
-			dst = joinPath(target, strings.TrimLeft(src, "/"))
-		case intoDir:
-			dst = joinPath(target, filepath.Base(src))
+		targets := []string{target}
+		if len(o.TargetDirs) > 1 {
+			targets = o.TargetDirs
 		}
-		op := operand{src: src, dst: dst, target: target, e: a.walk(cwd, src, true, nil, &p.total)}
-		if op.e.statErr == nil && isDir(&op.e.st) && o.Recursive {
-			op.refused = intoItself(src, &op.e.st, dst)
+		before := p.total
+		e := a.walk(cwd, src, true, nil, &p.total)
+		bytes := p.total - before
+		for i, target := range targets {
+			dst := target
+			switch {
+			case o.Parents:
+				dst = joinPath(target, strings.TrimLeft(src, "/"))
+			case intoDir:
+				dst = joinPath(target, filepath.Base(src))
+			}
+			op := operand{src: src, dst: dst, target: target, e: e}
+			if op.e.statErr == nil && isDir(&op.e.st) && o.Recursive {
+				op.refused = intoItself(src, &op.e.st, dst)
+			}
+			if i > 0 && before >= 0 && p.total >= 0 {
+				// Each -t DIRECTORY gets the bytes.
+				p.total += bytes
+			}
+			p.ops = append(p.ops, op)
 		}
-		p.ops = append(p.ops, op)
 	}
 	return p
 }

@@ -75,7 +75,9 @@ type Options struct {
 	// Interactive asks before replacing a DEST (-i); never set when Update
 	// is UpdateNone or UpdateNoneFail.
 	Interactive bool
-	TargetDir   string
+	// TargetDirs are the -t DIRECTORYs, in the order given: every SOURCE
+	// is copied into each (read once); none without -t.
+	TargetDirs  []string
 	NoTargetDir bool
 	Deref       Deref
 
@@ -388,19 +390,58 @@ func (o *Options) check(st *parseState) error {
 	if o.JSON {
 		return &UsageError{Msg: "--json works only with --benchmark", Hint: "Add --benchmark, or drop --json."}
 	}
-	if o.TargetDir != "" && o.NoTargetDir {
+	if len(o.TargetDirs) > 0 && o.NoTargetDir {
 		return usagef("cannot combine --target-directory (-t) and --no-target-directory (-T)")
+	}
+	if err := o.checkTargets(); err != nil {
+		return err
 	}
 	n := len(o.Operands)
 	switch {
 	case n == 0:
 		return usagef("missing file operand")
-	case n == 1 && o.TargetDir == "":
+	case n == 1 && len(o.TargetDirs) == 0:
 		return usagef("missing destination file operand after %s", output.Quote(o.Operands[0]))
 	case n > 2 && o.NoTargetDir:
 		return usagef("extra operand %s", output.Quote(o.Operands[2]))
 	}
 	return nil
+}
+
+// HasTargetDir reports whether -t was given (once or more).
+func (o *Options) HasTargetDir() bool { return len(o.TargetDirs) > 0 }
+
+// checkTargets refuses a -t that names a directory given before by the
+// same name (trailing slashes aside). The same directory by another name,
+// a symbolic link or a bind mount, is found where the file system is
+// looked at (cp.CheckUsage): names alone cannot tell ("b/../a" is not "a"
+// when b is a symbolic link).
+func (o *Options) checkTargets() error {
+	seen := make(map[string]string, len(o.TargetDirs))
+	for _, d := range o.TargetDirs {
+		key := strings.TrimRight(d, "/")
+		if key == "" && d != "" {
+			key = "/"
+		}
+		if prev, ok := seen[key]; ok {
+			return SameTargetError(prev, d)
+		}
+		seen[key] = d
+	}
+	return nil
+}
+
+// SameTargetError is the usage error of two -t options naming one
+// directory.
+func SameTargetError(first, second string) *UsageError {
+	what := output.Quote(first)
+	if second != first {
+		what += " and " + output.Quote(second)
+	}
+	return &UsageError{
+		Msg:  fmt.Sprintf("--target-directory (-t) names the same directory twice: %s", what),
+		Hint: "Each -t DIRECTORY gets a copy of every SOURCE; name each directory once.",
+	}
 }
 
 // checkCombinations refuses options that cannot work together: a

@@ -53,10 +53,15 @@ func TestOptions(t *testing.T) {
 		{[]string{"-u", "a", "b"}, func(o *Options) bool { return o.Update == UpdateOlder }},
 		{[]string{"--update", "a", "b"}, func(o *Options) bool { return o.Update == UpdateOlder }},
 		{[]string{"-t", "dir", "a", "b"}, func(o *Options) bool {
-			return o.TargetDir == "dir" && reflect.DeepEqual(o.Operands, []string{"a", "b"})
+			return reflect.DeepEqual(o.TargetDirs, []string{"dir"}) && reflect.DeepEqual(o.Operands, []string{"a", "b"})
 		}},
-		{[]string{"--target-directory=dir", "a"}, func(o *Options) bool { return o.TargetDir == "dir" }},
-		{[]string{"-tdir", "a"}, func(o *Options) bool { return o.TargetDir == "dir" }},
+		{[]string{"--target-directory=dir", "a"}, func(o *Options) bool { return reflect.DeepEqual(o.TargetDirs, []string{"dir"}) }},
+		{[]string{"-tdir", "a"}, func(o *Options) bool { return reflect.DeepEqual(o.TargetDirs, []string{"dir"}) }},
+		{[]string{"-t", "d1", "a", "--target-directory=d2", "-td3", "b"}, func(o *Options) bool {
+			return reflect.DeepEqual(o.TargetDirs, []string{"d1", "d2", "d3"}) && reflect.DeepEqual(o.Operands, []string{"a", "b"})
+		}},
+		{[]string{"-t", "", "a"}, func(o *Options) bool { return reflect.DeepEqual(o.TargetDirs, []string{""}) }},
+		{[]string{"a", "b"}, func(o *Options) bool { return o.TargetDirs == nil && !o.HasTargetDir() }},
 		{[]string{"-T", "a", "b"}, func(o *Options) bool { return o.NoTargetDir }},
 		{[]string{"-L", "a", "b"}, func(o *Options) bool { return o.Deref == DerefAlways }},
 		{[]string{"-P", "a", "b"}, func(o *Options) bool { return o.Deref == DerefNever }},
@@ -130,7 +135,7 @@ func TestOptions(t *testing.T) {
 		// Bundled short options.
 		{[]string{"-rvp", "a", "b"}, func(o *Options) bool { return o.Recursive && o.Verbose && o.Preserve == mot }},
 		{[]string{"-avj2", "a", "b"}, func(o *Options) bool { return o.Recursive && o.Verbose && o.Jobs == 2 }},
-		{[]string{"-vt", "dir", "a"}, func(o *Options) bool { return o.Verbose && o.TargetDir == "dir" }},
+		{[]string{"-vt", "dir", "a"}, func(o *Options) bool { return o.Verbose && reflect.DeepEqual(o.TargetDirs, []string{"dir"}) }},
 		// "--" ends options; a lone "-" is an operand.
 		{[]string{"--", "-a", "-b"}, func(o *Options) bool {
 			return !o.Recursive && reflect.DeepEqual(o.Operands, []string{"-a", "-b"})
@@ -159,6 +164,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"a"}, "missing destination file operand after 'a'", ""},
 		{[]string{"-T", "a", "b", "c"}, "extra operand 'c'", ""},
 		{[]string{"-t", "d", "-T", "a"}, "cannot combine --target-directory (-t) and --no-target-directory (-T)", ""},
+		{[]string{"-t", "d", "-t", "e", "-T", "a"}, "cannot combine --target-directory (-t) and --no-target-directory (-T)", ""},
+		{[]string{"-t", "d", "-t", "e", "-t", "d", "a"}, "--target-directory (-t) names the same directory twice: 'd'",
+			"Each -t DIRECTORY gets a copy of every SOURCE; name each directory once."},
+		{[]string{"-t", "d/", "--target-directory=d//", "a"}, "--target-directory (-t) names the same directory twice: 'd/' and 'd//'",
+			"Each -t DIRECTORY gets a copy of every SOURCE; name each directory once."},
 		{[]string{"--bogus", "a", "b"}, "unrecognized option '--bogus'", ""},
 		{[]string{"-z", "a", "b"}, "invalid option -- 'z'", ""},
 		{[]string{"-rz", "a", "b"}, "invalid option -- 'z'", ""},
@@ -346,8 +356,8 @@ func TestCpOptions(t *testing.T) {
 		{[]string{"--sp", "al", "a", "b"}, nil, func(o *Options) bool { return o.Sparse == copier.SparseAlways }},
 		{[]string{"--strat=copy", "a", "b"}, nil, func(o *Options) bool { return o.Strategy == copier.CopyFileRange }},
 		{[]string{"--sync=o", "a", "b"}, nil, func(o *Options) bool { return false }},
-		{[]string{"--targ", "d", "a"}, nil, func(o *Options) bool { return o.TargetDir == "d" }},
-		{[]string{"-t", "--verb", "a"}, nil, func(o *Options) bool { return o.TargetDir == "--verb" && !o.Verbose }},
+		{[]string{"--targ", "d", "a"}, nil, func(o *Options) bool { return reflect.DeepEqual(o.TargetDirs, []string{"d"}) }},
+		{[]string{"-t", "--verb", "a"}, nil, func(o *Options) bool { return reflect.DeepEqual(o.TargetDirs, []string{"--verb"}) && !o.Verbose }},
 		{[]string{"-S", "--re", "a", "b"}, nil, func(o *Options) bool { return o.BackupSuffix == "--re" }},
 		{[]string{"--up=non", "a", "b"}, nil, func(o *Options) bool { return false }},
 		{[]string{"--up=none-", "a", "b"}, nil, func(o *Options) bool { return o.Update == UpdateNoneFail }},

@@ -100,7 +100,7 @@ func checkOptions(t *testing.T, args []string, o *Options) {
 		if n > 1 {
 			t.Fatalf("Parse(%q): --benchmark with %d operands", args, n)
 		}
-	case o.TargetDir != "":
+	case len(o.TargetDirs) > 0:
 		if n < 1 || o.NoTargetDir {
 			t.Fatalf("Parse(%q): -t with %d operands, -T %v", args, n, o.NoTargetDir)
 		}

@@ -12,6 +12,7 @@ func Help(prog string) string {
 const helpText = `Usage: PROG [OPTION]... SOURCE DEST
   or:  PROG [OPTION]... SOURCE... DIRECTORY
   or:  PROG [OPTION]... -t DIRECTORY SOURCE...
+  or:  PROG [OPTION]... -t DIR1 -t DIR2 [-t DIR3]... SOURCE...
   or:  PROG --benchmark [OPTION]... [DIRECTORY]
 Copy SOURCE to DEST, or SOURCEs into DIRECTORY, in kernel space where the
 kernel allows it. DEST is written to a temporary file and renamed into place
@@ -27,7 +28,8 @@ Copying:
                                  (default: mode,ownership,timestamps)
       --no-preserve=LIST       do not keep the attributes in LIST
       --attributes-only        copy the attributes, not the data
-  -t, --target-directory=DIR   copy all SOURCEs into DIR
+  -t, --target-directory=DIR   copy all SOURCEs into DIR; repeated, into
+                                 each DIR, reading each SOURCE once
   -T, --no-target-directory    treat DEST as a normal file
       --parents                use the full source file name under DIRECTORY
       --strip-trailing-slashes  remove any trailing slashes from each SOURCE

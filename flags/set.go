@@ -35,7 +35,7 @@ func newFlagSet(o *Options, st *parseState) *pflag.FlagSet {
 	fs.BoolVar(&o.StripTrailingSlashes, "strip-trailing-slashes", false, "remove trailing slashes from each SOURCE")
 	fs.VarP(&contextValue{o}, "context", "Z", "SELinux context (without SELinux: ignored, as by cp)")
 	fs.Lookup("context").NoOptDefVal = noValue
-	fs.StringVarP(&o.TargetDir, "target-directory", "t", "", "copy all SOURCEs into DIRECTORY")
+	fs.VarP(&targetsValue{o}, "target-directory", "t", "copy all SOURCEs into DIRECTORY; repeated, into each DIRECTORY (SOURCE read once)")
 	fs.BoolVarP(&o.NoTargetDir, "no-target-directory", "T", false, "treat DEST as a normal file")
 	fs.BoolP("dereference", "L", false, "always follow symbolic links in SOURCE")
 	fs.BoolP("no-dereference", "P", false, "never follow symbolic links in SOURCE")

@@ -40,6 +40,18 @@ func (e *enumValue[T]) Set(s string) error {
 	return nil
 }
 
+// targetsValue is -t DIRECTORY: each one given is added to the list (GNU
+// cp refuses a second one; fastcp copies into each).
+type targetsValue struct{ o *Options }
+
+func (v *targetsValue) String() string { return strings.Join(v.o.TargetDirs, ",") }
+func (v *targetsValue) Type() string   { return "DIRECTORY" }
+
+func (v *targetsValue) Set(s string) error {
+	v.o.TargetDirs = append(v.o.TargetDirs, s)
+	return nil
+}
+
 // progressValue is --progress[=FORMAT]: bar (bare --progress) or json.
 type progressValue struct{ o *Options }
 
