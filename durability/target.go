@@ -162,6 +162,8 @@ type Destination struct {
 	Stat *unix.Stat_t
 	temp string // the temporary file's path; "" when in place, or while it has no name
 	done bool
+	// closed: File was closed (by Commit, or by cleanup).
+	closed bool
 	// unnamed: File is an O_TMPFILE file, which Commit links in (its
 	// identity is Stat's).
 	unnamed bool
@@ -469,8 +471,19 @@ func (d *Destination) Abort() {
 		}
 		d.srcCache.drop(0, 0)
 	}
+	d.cleanup()
+}
+
+// cleanup ends Commit and Abort, whichever way they went: it removes the
+// temporary file unless it was renamed over DEST (or never had a name),
+// closes File unless Commit did, and releases the lock and the directory.
+// After a successful Commit only the release is left to do.
+func (d *Destination) cleanup() {
 	d.removeTemp()
-	closeFile(d.File)
+	if !d.closed {
+		d.closed = true
+		closeFile(d.File)
+	}
 	d.release()
 }
 
@@ -491,7 +504,7 @@ func (d *Destination) removeTemp() {
 }
 
 // release drops the lock and the directory and, for an in-place
-// destination, the session's note of it: the end of Commit and Abort.
+// destination, the session's note of it: the end of cleanup.
 func (d *Destination) release() {
 	if d.lockFd >= 0 {
 		unix.Close(d.lockFd)
@@ -554,15 +567,15 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 		return errors.New("destination already finished")
 	}
 	d.done = true
+	// Whatever step fails, the file is closed and the temporary file
+	// removed; after the rename only the release is left.
+	defer d.cleanup()
 	if src == nil {
 		src = d.opts.Source
 	}
 	err := d.settle(src)
 	d.abandonSourceSums() // unless verify took its result
 	if err != nil {
-		d.removeTemp()
-		closeFile(d.File)
-		d.release()
 		return err
 	}
 	if d.keeper != nil {
@@ -570,29 +583,24 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 	}
 	linked, err := d.name()
 	if err != nil {
-		closeFile(d.File)
-		d.release()
 		return &Error{Op: OpCreate, Err: err}
 	}
+	d.closed = true
 	if err := closeFile(d.File); err != nil {
 		if linked && entryIs(d.dir.Fd(), d.base, identityOf(d.Stat)) {
 			// A write error the close reported: DEST goes again, as
 			// it was (absent).
 			unlinkat(d.dir.Fd(), d.base, 0)
 		}
-		d.removeTemp()
-		d.release()
 		return &Error{Op: OpClose, Err: err}
 	}
 	if d.entry != nil {
 		err := d.session.commit(d.entry, d.base)
 		d.entry = nil
 		if err != nil {
-			d.release()
 			return &Error{Op: OpRename, Err: err}
 		}
 	}
-	defer d.release()
 	// The directory entry: the rename above, or the entry an in-place
 	// copy created. A device's entry in /dev did not change. (The rule
 	// of every directory fsync is in dir.go.)
