@@ -37,9 +37,14 @@ var defaultCheckpointBytes int64 = DefaultCheckpointBytes
 
 // checkpointer is the state of one copy's checkpoints.
 type checkpointer struct {
-	record   func(off int64) error
-	every    int64
-	interval time.Duration
+	record func(off int64) error
+	// recordHash, when set, records instead of record, with the hash's
+	// state taken when the checkpoint's fdatasync began (runSnap):
+	// at most the offset it covers.
+	recordHash func(off int64, h HashState) error
+	runSnap    HashState
+	every      int64
+	interval   time.Duration
 
 	lastBytes int64     // res.Bytes when the last checkpoint started
 	lastTime  time.Time // when it started (or the copy began)
@@ -50,10 +55,15 @@ type checkpointer struct {
 }
 
 func newCheckpointer(o Options) *checkpointer {
-	if o.Checkpoint == nil {
+	if o.Checkpoint == nil && o.HashCheckpoint == nil {
 		return nil
 	}
 	k := &checkpointer{record: o.Checkpoint, every: o.CheckpointBytes, interval: o.CheckpointInterval, done: make(chan error, 1), now: time.Now}
+	if o.Hash != nil && o.HashCheckpoint != nil {
+		k.recordHash = o.HashCheckpoint
+	} else if k.record == nil {
+		return nil
+	}
 	if k.every <= 0 {
 		k.every = defaultCheckpointBytes
 	}
@@ -97,6 +107,11 @@ func (c *copier) checkpointStep(s Strategy, off int64) error {
 		}
 	}
 	k.running, k.runOff = true, off
+	if k.recordHash != nil {
+		// The hash has not passed off (it follows the copy): its latest
+		// state is at most off bytes in.
+		k.runSnap = c.hash.snapshot()
+	}
 	k.lastBytes, k.lastTime = c.res.Bytes, k.now()
 	c.res.Checkpoints++
 	c.res.Stats[Auto].Calls++
@@ -131,7 +146,12 @@ func (c *copier) checkpointDone(s Strategy, err error) error {
 	if err != nil {
 		return &Error{Strategy: s, Side: SideWrite, Offset: k.runOff, Err: syscallErr("fdatasync", err), final: true}
 	}
-	if rerr := k.record(k.runOff); rerr != nil {
+	record := k.record
+	if k.recordHash != nil {
+		snap := k.runSnap
+		record = func(off int64) error { return k.recordHash(off, snap) }
+	}
+	if rerr := record(k.runOff); rerr != nil {
 		return &Error{Strategy: s, Side: SideWrite, Offset: k.runOff, Err: rerr, final: true}
 	}
 	c.res.Checkpoint = k.runOff

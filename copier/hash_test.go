@@ -358,3 +358,56 @@ func TestHashLater(t *testing.T) {
 		t.Fatalf("error %v, HashWait %v: want the error and no wait", err, res.HashWait != nil)
 	}
 }
+
+// HashCheckpoint records each checkpoint with the hash's state when its
+// fdatasync began: at a multiple of the snapshot interval, never past the
+// offset recorded, and taken up there it ends at the file's digest.
+func TestHashCheckpoints(t *testing.T) {
+	data := randomBytes(t, 16<<20+3)
+	for _, s := range []Strategy{RW, CopyFileRange, Direct} {
+		t.Run(s.String(), func(t *testing.T) {
+			dst, src := pair(t, data)
+			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+			})
+			type rec struct {
+				off int64
+				h   HashState
+			}
+			var recs []rec
+			res, err := Copy(dst, src, Options{
+				Strategy: s, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour, Flush: true,
+				Hash: sha256.New(), HashSnapshotEvery: 1 << 20,
+				HashCheckpoint: func(off int64, h HashState) error { recs = append(recs, rec{off, h}); return nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) < 3 || res.Checkpoints < len(recs) {
+				t.Fatalf("%d checkpoints recorded, %d started", len(recs), res.Checkpoints)
+			}
+			taken := 0
+			for _, r := range recs {
+				if r.h.Off < 0 {
+					continue // the hash had not passed a MiB yet
+				}
+				if r.h.Off > r.off || r.h.Off%(1<<20) != 0 {
+					t.Errorf("checkpoint %d with a state at %d", r.off, r.h.Off)
+					continue
+				}
+				h, err := checksum.Resume(checksum.SHA256, r.h.State, r.h.Off)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Write(data[r.h.Off:])
+				if !bytes.Equal(h.Sum(nil), sum256(data)) {
+					t.Errorf("the state at %d does not lead to the file's digest", r.h.Off)
+				}
+				taken++
+			}
+			if taken == 0 {
+				t.Error("no checkpoint carried a state")
+			}
+		})
+	}
+}

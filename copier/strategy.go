@@ -175,6 +175,10 @@ type Options struct {
 	// during the copy and after it: --resume's checkpoints record it.
 	HashSnapshotEvery int64
 	HashSnapshots     func(latest func() HashState)
+	// HashCheckpoint, when set with Hash, records checkpoints instead of
+	// Checkpoint, each with the hash's latest snapshot when its fdatasync
+	// began (Off -1: none yet), which is at most the offset recorded.
+	HashCheckpoint func(off int64, h HashState) error
 	// HashWaiting, when set, is called once the bytes are all copied if
 	// the hash still has some to read or hash: the copy then waits for
 	// it (the progress bar says so).

@@ -132,6 +132,76 @@ func (j *job) copyFile() bool {
 	return true
 }
 
+// hashSnapEvery is how often the hash keeps its state for --resume's
+// checkpoints: where a resumed copy can go on from (0: never).
+func (c *fileCopy) hashSnapEvery() int64 {
+	if c.hash == nil || c.checkpoint == nil {
+		return 0
+	}
+	return durability.ResumeAlign
+}
+
+// hashNow gives the record the hash's latest state, for a fatal signal's
+// last checkpoint.
+func (c *fileCopy) hashNow(latest func() copier.HashState) {
+	if c.hash == nil || c.checkpoint == nil {
+		return
+	}
+	alg := c.a.opts.Checksum.String()
+	c.dest.SetHashNow(func() durability.HashState { return hashState(alg, latest()) })
+}
+
+// hashCheckpoint records a checkpoint with the hash's state (nil: no hash
+// or no checkpoints).
+func (c *fileCopy) hashCheckpoint() func(int64, copier.HashState) error {
+	if c.hash == nil || c.checkpoint == nil {
+		return nil
+	}
+	alg := c.a.opts.Checksum.String()
+	return func(off int64, h copier.HashState) error { return c.dest.CheckpointHash(off, hashState(alg, h)) }
+}
+
+func hashState(alg string, h copier.HashState) durability.HashState {
+	if h.Off < 0 {
+		return durability.HashState{}
+	}
+	return durability.HashState{Alg: alg, Off: h.Off, State: h.State}
+}
+
+// resumeHash takes up the hash state the leftover recorded with its
+// checkpoint (--checksum), so that the part done is not read again; a
+// state that is missing or does not parse leaves the part done to be
+// hashed again from SOURCE, and --debug says which.
+func (c *fileCopy) resumeHash() {
+	alg := c.a.opts.Checksum
+	if alg == checksum.None || c.dest == nil || c.start == 0 {
+		return
+	}
+	st, why := c.dest.ResumedHash()
+	switch {
+	case why != "":
+	case st.Alg == "":
+		why = "the leftover's record has no hash state"
+	case st.Alg != alg.String():
+		why = fmt.Sprintf("the leftover's hash state is %s's, not %s's", st.Alg, alg)
+	default:
+		h, err := checksum.Resume(alg, st.State, st.Off)
+		if err != nil {
+			why = "the leftover's " + err.Error()
+			break
+		}
+		c.hash, c.hashedTo = h, st.Off
+		if c.a.opts.Debug {
+			c.r.out(fmt.Sprintf("checksum: %s state at offset %d taken from the leftover's record; %d bytes read again to %d",
+				alg, st.Off, c.start-st.Off, c.start))
+		}
+		return
+	}
+	if c.a.opts.Debug {
+		c.r.out(fmt.Sprintf("checksum: %s: the %d bytes done are hashed again, read from SOURCE", why, c.start))
+	}
+}
+
 // hashShort words a source that ended before the bytes the copy moved
 // were read again for the hash as the change it is.
 func hashShort(err error) error {
@@ -437,6 +507,10 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 		Reached:       c.reached,
 		Hash:          c.hash,
 		HashWaiting:   hashWaiting,
+		// --resume: the hash's state goes with each checkpoint.
+		HashSnapshotEvery: c.hashSnapEvery(),
+		HashSnapshots:     c.hashNow,
+		HashCheckpoint:    c.hashCheckpoint(),
 		// With a flush before the commit, the hash catches up while it
 		// runs.
 		HashLater: !c.inPlace && (o.Sync != durability.SyncNone || o.Verify),
@@ -526,8 +600,12 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 	switch {
 	case c.dest != nil && c.a.opts.Debug:
 		c.r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(c.dest.TempPath()), c.start, before.Size))
+		c.resumeHash()
 	case c.dest != nil && c.a.opts.Verbose && c.start > 0:
 		c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+		c.resumeHash()
+	case c.dest != nil:
+		c.resumeHash()
 	case c.dest == nil && ex.st != nil && (ex.act == actReplace || ex.act == actReplaceAsNew):
 		// No leftover of fastcp's: DEST may be the partial copy of
 		// another tool.

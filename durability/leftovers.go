@@ -291,7 +291,7 @@ func lockedLeftover(dirfd int, name string, fd int, id identity, mark []byte, so
 		what, why := side.unchanged(dirfd, source)
 		return st, what, why
 	}
-	buf := make([]byte, 256)
+	buf := make([]byte, maxRecord)
 	n, err := fgetxattr(fd, MarkXattr, buf)
 	if err != nil || !bytes.Equal(buf[:n], mark) {
 		return st, leftoverForeign, "its record changed while it was being locked"

@@ -4,10 +4,12 @@ package durability
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"fmt"
+	"hash/crc32"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,6 +49,11 @@ const ResumeXattr = MarkXattr
 // resumeAlign is what a resumed copy's start is rounded down to.
 const resumeAlign = 1 << 20
 
+// ResumeAlign is what a resumed copy's start is rounded down to: a hash
+// state recorded with a checkpoint is of use when it was saved at a
+// multiple of it (HashState).
+const ResumeAlign = resumeAlign
+
 // resumeMagic starts every record: its format, version 1.
 const resumeMagic = "fastcp-resume-1"
 
@@ -62,15 +69,43 @@ func IDOf(st *unix.Stat_t) SourceID {
 	return SourceID{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
 }
 
-// resumeRecord is a resume record: which source, and how far.
+// resumeRecord is a resume record: which source, and how far; and, for a
+// copy with --checksum, its hash's state at Hash.Off, at most the
+// checkpoint.
 type resumeRecord struct {
 	ID         SourceID
 	Checkpoint int64
+	Hash       HashState
+	// HashWhy says why a record's hash state was not taken (a field that
+	// does not parse, a check that fails): it is then Hash's zero value.
+	HashWhy string
 }
 
+// HashState is the state of a copy's hash (--checksum) after the first
+// Off bytes of the source: the algorithm's name and the state that
+// checksum.SaveState made. The zero value is none.
+type HashState struct {
+	Alg   string
+	Off   int64
+	State []byte
+}
+
+// valid reports whether h is a state at most off bytes in.
+func (h HashState) valid(off int64) bool {
+	return h.Alg != "" && len(h.State) > 0 && h.Off >= 0 && h.Off <= off
+}
+
+// The hash state's fields follow the record's, and a CRC-32C of the whole
+// text before it ends it: a state changed by a bit is not taken (a state
+// parses whatever its chaining values, and would give a wrong digest).
 func (r resumeRecord) encode() []byte {
-	return fmt.Appendf(nil, "%s dev=%d ino=%d size=%d mtime=%d ctime=%d checkpoint=%d",
+	b := fmt.Appendf(nil, "%s dev=%d ino=%d size=%d mtime=%d ctime=%d checkpoint=%d",
 		resumeMagic, r.ID.Dev, r.ID.Ino, r.ID.Size, r.ID.Mtime, r.ID.Ctime, r.Checkpoint)
+	if r.Hash.valid(r.Checkpoint) {
+		b = fmt.Appendf(b, " hash=%s hashoff=%d state=%s", r.Hash.Alg, r.Hash.Off, base64.RawStdEncoding.EncodeToString(r.Hash.State))
+		b = fmt.Appendf(b, " crc=%08x", crc32.Checksum(b, castagnoli()))
+	}
+	return b
 }
 
 var errBadRecord = errors.New("not a resume record")
@@ -78,6 +113,13 @@ var errBadRecord = errors.New("not a resume record")
 func decodeRecord(b []byte) (resumeRecord, error) {
 	f := strings.Fields(string(b))
 	keys := []string{"dev", "ino", "size", "mtime", "ctime", "checkpoint"}
+	if len(f) == len(keys)+5 && f[0] == resumeMagic {
+		r, err := decodeRecord([]byte(strings.Join(f[:len(keys)+1], " ")))
+		if err == nil {
+			r.Hash, r.HashWhy = decodeHash(b, f[len(keys)+1:], r.Checkpoint)
+		}
+		return r, err
+	}
 	if len(f) != len(keys)+1 || f[0] != resumeMagic {
 		return resumeRecord{}, errBadRecord
 	}
@@ -94,6 +136,32 @@ func decodeRecord(b []byte) (resumeRecord, error) {
 		v[i] = n
 	}
 	return resumeRecord{ID: SourceID{Dev: uint64(v[0]), Ino: uint64(v[1]), Size: v[2], Mtime: v[3], Ctime: v[4]}, Checkpoint: v[5]}, nil
+}
+
+// decodeHash reads a record's hash fields (f: hash=, hashoff=, state=,
+// crc=; b: the whole record), or says why they cannot be taken.
+func decodeHash(b []byte, f []string, checkpoint int64) (HashState, string) {
+	var h HashState
+	alg, ok1 := strings.CutPrefix(f[0], "hash=")
+	off, ok2 := strings.CutPrefix(f[1], "hashoff=")
+	state, ok3 := strings.CutPrefix(f[2], "state=")
+	sum, ok4 := strings.CutPrefix(f[3], "crc=")
+	i := bytes.LastIndex(b, []byte(" crc="))
+	if !ok1 || !ok2 || !ok3 || !ok4 || i < 0 {
+		return h, "its hash state does not parse"
+	}
+	if want := fmt.Sprintf("%08x", crc32.Checksum(b[:i], castagnoli())); sum != want {
+		return h, "its record's checksum does not match: the record was changed"
+	}
+	n, err := strconv.ParseInt(off, 10, 64)
+	if err != nil || n < 0 || n > checkpoint {
+		return h, "its hash state is not at an offset below the checkpoint"
+	}
+	st, err := base64.RawStdEncoding.DecodeString(state)
+	if err != nil || len(st) == 0 {
+		return h, "its hash state does not parse"
+	}
+	return HashState{Alg: alg, Off: n, State: st}, ""
 }
 
 // WriteRecord gives the open file fd the resume record of a copy of the
@@ -117,10 +185,13 @@ var (
 // committed or removed, so the handler never flushes a number that meanwhile
 // names another file.
 type keeper struct {
-	mu      sync.Mutex
-	fd      int
-	side    *sideRecord // where the record goes when not into fd's xattr
-	rec     resumeRecord
+	mu   sync.Mutex
+	fd   int
+	side *sideRecord // where the record goes when not into fd's xattr
+	rec  resumeRecord
+	// hashNow, when set (--checksum), is the copy's latest hash state,
+	// for a fatal signal's last record.
+	hashNow func() HashState
 	final   bool          // the signal handler recorded: no more records
 	reached *atomic.Int64 // the copy's progress (copier.Options.Reached)
 	dest    string
@@ -135,7 +206,7 @@ func (k *keeper) stop() {
 	k.mu.Unlock()
 }
 
-func (k *keeper) write(off int64) error {
+func (k *keeper) write(off int64, h HashState) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.final || off < k.rec.Checkpoint {
@@ -143,6 +214,10 @@ func (k *keeper) write(off int64) error {
 	}
 	r := k.rec
 	r.Checkpoint = off
+	r.Hash = h
+	if !h.valid(off) {
+		r.Hash = HashState{}
+	}
 	if err := k.record(r); err != nil {
 		return &Error{Op: OpSetxattrResume, Err: err}
 	}
@@ -223,7 +298,39 @@ func (d *Destination) Checkpoint(off int64) error {
 	if d.keeper == nil {
 		return nil
 	}
-	return d.keeper.write(off)
+	return d.keeper.write(off, HashState{})
+}
+
+// CheckpointHash is Checkpoint for a copy with --checksum: h, its hash's
+// state at h.Off (at most off, and taken when the fdatasync began), is
+// recorded with the checkpoint, so that a resumed copy hashes on from
+// there instead of reading the part done again.
+func (d *Destination) CheckpointHash(off int64, h HashState) error {
+	if d.keeper == nil {
+		return nil
+	}
+	return d.keeper.write(off, h)
+}
+
+// SetHashNow gives a resumable destination the copy's latest hash state,
+// which a fatal signal records with its last checkpoint (when it is not
+// past it).
+func (d *Destination) SetHashNow(f func() HashState) {
+	if d.keeper != nil {
+		d.keeper.mu.Lock()
+		d.keeper.hashNow = f
+		d.keeper.mu.Unlock()
+	}
+}
+
+// ResumedHash is the hash state that the leftover Continue took up had
+// recorded with its checkpoint (the zero value: none), and why none could
+// be taken from it, if it had fields that were not usable.
+func (d *Destination) ResumedHash() (HashState, string) {
+	if d.keeper == nil {
+		return HashState{}, ""
+	}
+	return d.resumed.Hash, d.resumed.HashWhy
 }
 
 // Resumable reports whether d records checkpoints.
@@ -281,6 +388,11 @@ func (k *keeper) keepForExit(temp string) Kept {
 	}
 	r := k.rec
 	r.Checkpoint = off
+	if k.hashNow != nil {
+		if h := k.hashNow(); h.valid(off) {
+			r.Hash = h
+		}
+	}
 	if err := k.record(r); err != nil {
 		kept.Err = &Error{Op: OpSetxattrResume, Err: err}
 		return kept
@@ -503,6 +615,14 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 		_ = o.Session.unlessInterrupted(func() error { e.side = side; return nil })
 	}
 	d.setup(o, nil)
+	d.resumed = r
+	if !r.Hash.valid(r.Checkpoint) {
+		// A state past where the copy goes on is of no use.
+		if r.Hash.Alg != "" && r.HashWhy == "" {
+			d.resumed.HashWhy = "its hash state lies past the point the copy goes on from"
+		}
+		r.Hash, d.resumed.Hash = HashState{}, HashState{}
+	}
 	if err := d.startRecord(r, reached); err != nil {
 		d.Abort()
 		return nil, 0, &FreshStart{Temp: temp, Why: WhyNoCheckpoint, Detail: err.Error()}
@@ -513,11 +633,15 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	return d, r.Checkpoint, nil
 }
 
+// maxRecord bounds a resume record's length: its fields, and a SHA-512
+// state in base64.
+const maxRecord = 1024
+
 // readRecord reads the resume record (or the mere mark) of the leftover
 // open as fd; unread says why there is none to judge, noXattrs that the
 // filesystem keeps no user xattrs (the record may be in a side record).
 func readRecord(fd int) (rec []byte, unread string, noXattrs bool) {
-	b := make([]byte, 256)
+	b := make([]byte, maxRecord)
 	n, err := fgetxattr(fd, ResumeXattr, b)
 	switch {
 	case err == unix.ENODATA:

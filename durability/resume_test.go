@@ -8,6 +8,7 @@ import (
 	"fastcp/internal/fsdir"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ import (
 func TestResumeRecordRoundTrip(t *testing.T) {
 	r := resumeRecord{ID: SourceID{Dev: 2049, Ino: 1 << 40, Size: 5 << 30, Mtime: -1, Ctime: 1700000000123456789}, Checkpoint: 3 << 30}
 	got, err := decodeRecord(r.encode())
-	if err != nil || got != r {
+	if err != nil || !reflect.DeepEqual(got, r) {
 		t.Fatalf("decode(encode(%+v)) = %+v, %v", r, got, err)
 	}
 	for _, bad := range []string{"", "fastcp-resume-1", "fastcp-resume-2 dev=1 ino=1 size=1 mtime=1 ctime=1 checkpoint=1",
@@ -188,7 +189,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	if _, err := os.Stat(plain.TempPath()); !os.IsNotExist(err) {
 		t.Errorf("the plain copy's temporary file is still there")
 	}
-	b := make([]byte, 256)
+	b := make([]byte, maxRecord)
 	n, err := unix.Getxattr(keep.TempPath(), ResumeXattr, b)
 	r, derr := decodeRecord(b[:max(n, 0)])
 	if err != nil || derr != nil || r.Checkpoint != 4096 || r.ID != id {
@@ -390,4 +391,120 @@ func TestContinueSweepsOtherLeftovers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A record with a hash state: it comes back as written; a state past the
+// checkpoint is not written; a record whose hash fields were changed or
+// cut keeps its checkpoint, and its state is not taken, with the reason.
+func TestResumeRecordHashState(t *testing.T) {
+	id := SourceID{Dev: 1, Ino: 2, Size: 3 << 30, Mtime: 4, Ctime: 5}
+	state := bytes.Repeat([]byte{0xa5, 0x00, 0xff}, 68) // 204 bytes, a SHA-512 state's length
+	r := resumeRecord{ID: id, Checkpoint: 2 << 30, Hash: HashState{Alg: "sha512", Off: 2<<30 - 1<<20, State: state}}
+	enc := r.encode()
+	if len(enc) > maxRecord {
+		t.Fatalf("a record of %d bytes, more than maxRecord %d", len(enc), maxRecord)
+	}
+	got, err := decodeRecord(enc)
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("decode(encode(%+v)) = %+v, %v", r, got, err)
+	}
+	past := r
+	past.Hash.Off = r.Checkpoint + 1
+	if got, _ := decodeRecord(past.encode()); got.Hash.Alg != "" || got.HashWhy != "" {
+		t.Errorf("a state past the checkpoint was written: %+v", got)
+	}
+	flip := func(b []byte, i int) []byte {
+		c := bytes.Clone(b)
+		c[i] ^= 0x01
+		return c
+	}
+	stateAt := bytes.Index(enc, []byte("state=")) + len("state=")
+	for name, bad := range map[string][]byte{
+		"state changed":    flip(enc, stateAt+10),
+		"offset changed":   bytes.Replace(enc, []byte("hashoff=2146435072"), []byte("hashoff=2146435073"), 1),
+		"checksum changed": flip(enc, len(enc)-1),
+		"state cut":        bytes.Replace(enc, enc[stateAt:stateAt+40], nil, 1),
+	} {
+		got, err := decodeRecord(bad)
+		if err != nil {
+			t.Errorf("%s: %v; the record itself is good", name, err)
+			continue
+		}
+		if got.Checkpoint != r.Checkpoint || got.ID != id || got.Hash.Alg != "" || got.HashWhy == "" {
+			t.Errorf("%s: %+v, want the checkpoint and no hash state, with a reason", name, got)
+		}
+	}
+}
+
+// The checkpoints record the hash state given; a fatal signal records the
+// latest state that is not past how far the copy got; a leftover with a
+// hash state gives it back when continued (ResumedHash).
+func TestResumeHashStateRecorded(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.WriteFile(src, make([]byte, 8<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(src, &st); err != nil {
+		t.Fatal(err)
+	}
+	id := IDOf(&st)
+	temp := filepath.Join(dir, ".fastcp-dst.000000000000")
+	f, err := os.OpenFile(temp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, 6<<20), 0); err != nil {
+		t.Fatal(err)
+	}
+	var reached atomic.Int64
+	k := &keeper{fd: int(f.Fd()), rec: resumeRecord{ID: id}, reached: &reached}
+	h1 := HashState{Alg: "sha256", Off: 2 << 20, State: []byte("state at 2 MiB")}
+	if err := k.write(3<<20, h1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := decodeRecord(readXattr(t, temp)); err != nil || got.Checkpoint != 3<<20 || !reflect.DeepEqual(got.Hash, h1) {
+		t.Fatalf("record %+v, %v", got, err)
+	}
+	// A signal at 5 MiB with the hash at 6 MiB (past what was counted
+	// written): the state of the last checkpoint stays.
+	reached.Store(5 << 20)
+	k.hashNow = func() HashState { return HashState{Alg: "sha256", Off: 6 << 20, State: []byte("6")} }
+	if kept := k.keepForExit(temp); kept.Done != 5<<20 || kept.Err != nil {
+		t.Fatalf("kept %+v", kept)
+	}
+	if got, _ := decodeRecord(readXattr(t, temp)); got.Checkpoint != 5<<20 || !reflect.DeepEqual(got.Hash, h1) {
+		t.Fatalf("record after the signal: %+v", got)
+	}
+	// With the hash at 4 MiB, that state is recorded.
+	k.final = false
+	reached.Store(5<<20 + 1<<19)
+	now := HashState{Alg: "sha256", Off: 4 << 20, State: []byte("state at 4 MiB")}
+	k.hashNow = func() HashState { return now }
+	k.keepForExit(temp)
+	if got, _ := decodeRecord(readXattr(t, temp)); got.Checkpoint != 5<<20+1<<19 || !reflect.DeepEqual(got.Hash, now) {
+		t.Fatalf("record after the second signal: %+v", got)
+	}
+	f.Close()
+
+	d, start, err := Continue(fsdir.Cwd, filepath.Join(dir, "dst"), id, Options{Named: true}, new(atomic.Int64))
+	if err != nil || d == nil || start != 5<<20 {
+		t.Fatalf("Continue: %v, %d, %v", d, start, err)
+	}
+	defer d.Abort()
+	if h, why := d.ResumedHash(); !reflect.DeepEqual(h, now) || why != "" {
+		t.Errorf("ResumedHash %+v, %q; want the recorded state", h, why)
+	}
+}
+
+func readXattr(t *testing.T, path string) []byte {
+	t.Helper()
+	b := make([]byte, maxRecord)
+	n, err := unix.Getxattr(path, ResumeXattr, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
 }

@@ -193,8 +193,10 @@ type Destination struct {
 	// after the flush (SetDigestFunc).
 	digest     []byte
 	digestFunc func() ([]byte, error)
-	// keeper, with --resume, records checkpoints (resume.go).
-	keeper *keeper
+	// keeper, with --resume, records checkpoints (resume.go); resumed is
+	// the record of the leftover Continue took up.
+	keeper  *keeper
+	resumed resumeRecord
 }
 
 // Stats says what the durability steps of one destination did and cost.

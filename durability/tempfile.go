@@ -65,7 +65,7 @@ func readMark(fd int) error {
 // record, for a --resume copy's file), for the check after the lock
 // (lockedLeftover).
 func markOf(fd int) ([]byte, error) {
-	buf := make([]byte, 256)
+	buf := make([]byte, maxRecord)
 	n, err := fgetxattr(fd, MarkXattr, buf)
 	switch {
 	case err == unix.ENODATA, err == unix.ERANGE:

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"os"
 	"os/exec"
@@ -23,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fileDigest is the hex digest of path's bytes.
@@ -350,31 +353,74 @@ func TestChecksumVerifyCatchesCorruption(t *testing.T) {
 	}
 }
 
-// SIGKILL in the middle of a --resume copy, then --resume --checksum: the
-// manifest's line is the whole DEST's, sha256sum's.
+// SIGKILL in the middle of a --resume --checksum copy, then --resume
+// --checksum: the hash's state recorded with the checkpoint is taken up
+// (the part done is not read again), and the manifest's line is the whole
+// DEST's, sha256sum's. A record whose hash state was changed (a byte of
+// it, or cut short) or taken away is not trusted: the part done is hashed
+// again, and the line is right all the same.
 func TestChecksumResumeAfterKill(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	src, temp := join(dir, "src"), join(dir, resumeTemp)
-	writePattern(t, src, 96<<20, t.Name())
-	run := startSlow(t, dir, "pwrite64", 60*time.Millisecond, "--resume", "--strategy=rw", "--buffer-size=1M", "--checksum", "src", "dst")
-	run.waitUntil(t, "a checkpoint", func() bool { return checkpointOf(temp) >= 8<<20 })
-	if code := run.signal(t, syscall.SIGKILL); code != 128+9 && code != -1 {
-		t.Fatalf("exit status %d after SIGKILL; stderr %q", code, run.output())
-	}
-	ckpt := checkpointOf(temp)
-	r := fastcp(t, dir, "--resume", "--debug", "--checksum-file=S", "src", "dst")
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("the rerun: %v", r)
-	}
-	res := parseResumed(t, r.stdout)
-	if len(res.offsets) != 1 || res.offsets[0] == 0 || res.offsets[0] > ckpt {
-		t.Fatalf("resumed at %v, want one offset up to the checkpoint %d; stdout %q", res.offsets, ckpt, r.stdout)
-	}
-	sameFiles(t, src, join(dir, "dst"))
-	got, _ := os.ReadFile(join(dir, "S"))
-	if want := toolLine(t, "sha256sum", dir, "dst"); string(got) != want {
-		t.Errorf("manifest %q, want sha256sum's %q", got, want)
+	for _, tc := range []struct {
+		name   string
+		forge  func(rec string) string
+		reread bool
+	}{
+		{"recorded", nil, false},
+		{"state changed", func(rec string) string {
+			i := strings.Index(rec, "state=") + len("state=") + 20
+			c := "A"
+			if rec[i] == 'A' {
+				c = "B"
+			}
+			return rec[:i] + c + rec[i+1:]
+		}, true},
+		{"state cut", func(rec string) string {
+			i := strings.Index(rec, "state=") + len("state=")
+			return rec[:i] + rec[i+30:]
+		}, true},
+		{"no state", func(rec string) string { return rec[:strings.Index(rec, " hash=")] }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src, temp := join(dir, "src"), join(dir, resumeTemp)
+			writePattern(t, src, 96<<20, t.Name())
+			run := startSlow(t, dir, "pwrite64", 60*time.Millisecond, "--resume", "--strategy=rw", "--buffer-size=1M", "--checksum", "src", "dst")
+			run.waitUntil(t, "a checkpoint", func() bool { return checkpointOf(temp) >= 8<<20 })
+			if code := run.signal(t, syscall.SIGKILL); code != 128+9 && code != -1 {
+				t.Fatalf("exit status %d after SIGKILL; stderr %q", code, run.output())
+			}
+			ckpt := checkpointOf(temp)
+			b := make([]byte, 1024)
+			n, err := unix.Getxattr(temp, resumeXattr, b)
+			if err != nil || !strings.Contains(string(b[:n]), " hash=sha256 ") {
+				t.Fatalf("the leftover's record %q (%v) has no hash state", b[:n], err)
+			}
+			if tc.forge != nil {
+				if err := unix.Setxattr(temp, resumeXattr, []byte(tc.forge(string(b[:n]))), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := fastcp(t, dir, "--resume", "--debug", "--checksum-file=S", "src", "dst")
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("the rerun: %v", r)
+			}
+			res := parseResumed(t, r.stdout)
+			if len(res.offsets) != 1 || res.offsets[0] == 0 || res.offsets[0] > ckpt {
+				t.Fatalf("resumed at %v, want one offset up to the checkpoint %d; stdout %q", res.offsets, ckpt, r.stdout)
+			}
+			reread := fmt.Sprintf("the %d bytes done are hashed again, read from SOURCE", res.offsets[0])
+			taken := "state at offset " + strconv.FormatInt(res.offsets[0], 10) + " taken from the leftover's record; 0 bytes read again"
+			if tc.reread && !strings.Contains(r.stdout, reread) || !tc.reread && !strings.Contains(r.stdout, taken) {
+				t.Errorf("--debug does not say %q:\n%s", map[bool]string{true: reread, false: taken}[tc.reread], r.stdout)
+			}
+			sameFiles(t, src, join(dir, "dst"))
+			got, _ := os.ReadFile(join(dir, "S"))
+			if want := toolLine(t, "sha256sum", dir, "dst"); string(got) != want {
+				t.Errorf("manifest %q, want sha256sum's %q", got, want)
+			}
+		})
 	}
 }
 

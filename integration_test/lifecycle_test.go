@@ -214,7 +214,7 @@ func TestTempSwappedBeforeTheAct(t *testing.T) {
 		want         string
 	}{
 		{"rename-named", "fremovexattr:signal=SIGSTOP:when=1", []string{"--resume"}, func(dir string) bool {
-			_, err := unix.Getxattr(join(dir, temp), markXattr, make([]byte, 256))
+			_, err := unix.Getxattr(join(dir, temp), markXattr, make([]byte, 1024))
 			return err == unix.ENODATA
 		}, replaced},
 		{"rename-unnamed", "linkat:signal=SIGSTOP:when=1", nil, func(dir string) bool {

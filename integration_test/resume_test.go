@@ -99,7 +99,7 @@ func sameFiles(t *testing.T, a, b string) {
 // checkpointOf returns the checkpoint recorded in path's resume record, or
 // -1 when it has none.
 func checkpointOf(path string) int64 {
-	b := make([]byte, 256)
+	b := make([]byte, 1024)
 	n, err := unix.Getxattr(path, resumeXattr, b)
 	if err != nil {
 		return -1
