@@ -16,9 +16,9 @@ import (
 // crash) starts again from the last recorded offset and redoes at most what
 // came after it.
 //
-// The fdatasync runs on a goroutine of its own while the copy goes on: a
-// flush of a GiB can take the device half a second, which a copy waiting
-// for it would add to its own time (docs/measurements.md). Only data
+// The fdatasync runs on a goroutine of its own while the copy goes on: the
+// time a flush of a GiB takes the device would otherwise add to the copy's
+// own (docs/measurements.md). Only data
 // written before the call started is covered, so the offset recorded is
 // the one reached when it started. At most one runs at a time: one that is
 // due while the last still runs waits for it (so a checkpoint is never more

@@ -16,10 +16,11 @@ import (
 )
 
 // Direct copies with O_DIRECT on both files: the source is read into a ring
-// of aligned buffers by directReaders goroutines while the calling goroutine
-// writes the buffers already filled, in order, so the read of chunk n+1
-// overlaps the write of chunk n and nothing of the copy goes through the
-// page cache. Allocating page-cache pages is where a cold buffered copy
+// of aligned buffers by reader goroutines, and each buffer is written at its
+// own offset by a writer goroutine as soon as it is read, so reads and
+// writes overlap, several of each in flight, and the writes go out of order;
+// the copier's goroutine accounts for the chunks in order (pipeline).
+// Nothing of the copy goes through the page cache. Allocating page-cache pages is where a cold buffered copy
 // spends much of its time (docs/measurements.md): a source that is not
 // cached is copied at the device's speed, and the copy pushes no one else's
 // pages out.
@@ -288,9 +289,9 @@ func (c directCopy) chooseDirect(regular bool) bool {
 		// data is in the page cache, before a direct one has it on the
 		// device. But a cold buffered copy still reads the source at
 		// the device's pace and pays for a fresh page of cache for
-		// every page of both files: from 1 GiB on, direct was as fast
-		// or faster here, from 2 GiB up to 2x faster than cp
-		// (docs/measurements.md). Past the dirty limit the kernel
+		// every page of both files: from directUnflushedMinBytes on,
+		// direct was as fast or faster (docs/measurements.md). Past the
+		// dirty limit the kernel
 		// throttles a buffered copy to the device's speed anyway, so
 		// a smaller limit lowers the threshold. (Read only for a
 		// source that could be as large: a small copy makes no /proc

@@ -19,9 +19,6 @@ import (
 // keeps the memory of -j N small.
 const DefaultBufferSize = 512 << 10
 
-// minDefaultBuffer is the floor of the automatically chosen buffer.
-const minDefaultBuffer = 256 << 10
-
 // Copy copies src into dst and reports what it did. dst must be empty (a new
 // or truncated regular file) or a stream or device written in place, with
 // its file position at 0 (as any file freshly opened without O_APPEND); src is
@@ -103,7 +100,7 @@ type copier struct {
 	// directPending: Reflink comes first, and whether Direct follows it
 	// is decided only once Reflink is refused (nextStrategy): the
 	// decision asks the source's residency (cachestat walks every page
-	// of it, 3 ms for a cached GiB), which a clone does not need.
+	// of it: docs/measurements.md), which a clone does not need.
 	directPending bool
 	seqAdvice     bool                // POSIX_FADV_SEQUENTIAL is due unless Direct is chosen
 	proven        [numStrategies]bool // the strategy moved bytes of this file: a 0 return now means EOF
@@ -247,7 +244,7 @@ func (c *copier) statFiles() error {
 	}
 	c.bufSize = c.opts.BufferSize
 	if c.bufSize <= 0 {
-		c.bufSize = alignUp(max(DefaultBufferSize, minDefaultBuffer), c.blockSize)
+		c.bufSize = alignUp(DefaultBufferSize, c.blockSize)
 	}
 	c.bufSize = min(c.bufSize, maxRWCount)
 	return nil

@@ -63,8 +63,10 @@ const (
 
 // retry calls f until it fails with something other than EINTR
 // (sysx.Retry), counting every attempt as a system call. The strategies'
-// calls go through it; the background checkpoint flush and direct.go's
-// loops, which count nothing, retry EINTR themselves.
+// calls go through it, Direct's readers and writers too (each counts into
+// its chunk, added to the copy's count as the chunk comes back); the calls
+// that count nothing retry EINTR themselves: the background checkpoint
+// flush, the hash's reads of the source (preadFull) and readProc's.
 func retry[T any](calls *int64, f func() (T, error)) (T, error) {
 	return sysx.Retry(func() (T, error) {
 		*calls++
