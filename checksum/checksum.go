@@ -8,9 +8,9 @@
 // skipped as complete).
 //
 // The algorithms are SHA-256 and SHA-512 from Go's standard library. Others
-// there were no faster here (docs/measurements.md): SHA-1 hashed 1 GiB at
-// the speed of SHA-256 (both use the CPU's SHA instructions) but no longer
-// resists collisions, MD5 at less than half, SHA3-256 at a fifth.
+// there were no faster (docs/measurements.md): SHA-1 was as fast as SHA-256
+// (both use the CPU's SHA instructions) but no longer resists collisions,
+// MD5 and SHA3-256 were slower.
 package checksum
 
 import (

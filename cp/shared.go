@@ -57,8 +57,7 @@ func (s *scheduler) start(n int) {
 // batchFiles files or batchBytes bytes: -j workers then copy into
 // different directories. Four workers each creating files in one
 // directory wait for each other on its lock in the kernel (every name
-// lookup against every linkat): 20,000 files of 4 KiB in 200 directories
-// took 30% more system time at -j 4 than at -j 1. A file of
+// lookup against every linkat; figures: docs/measurements.md). A file of
 // batchAloneBytes or more goes to a worker alone, as every file did
 // before: a few large files in one directory are still copied in parallel.
 const (

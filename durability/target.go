@@ -266,13 +266,14 @@ func (d *Destination) Unnamed() bool { return d.unnamed }
 func (d *Destination) Leftovers() []Leftover { return d.swept }
 
 // Create opens the destination name in dir (an entry of dir, or a path
-// relative to it; in fsdir.Cwd, any path): a new temporary file, mode
-// 0600, in DEST's directory (unnamed where the filesystem allows it, see
-// tempfile.go), or DEST itself when o.InPlace. The open call carries
-// O_SYNC or O_DSYNC when o.Sync asks for them. Every call is relative to
-// DEST's directory, which the Destination holds (a reference of its own)
-// until it is committed or aborted. The caller defers Abort, which does
-// nothing after Commit.
+// relative to it; in fsdir.Cwd, any path): a new temporary file in DEST's
+// directory (unnamed where the filesystem allows it, see tempfile.go), of
+// mode o.UnnamedPerm or o.NamedPerm (see Options; 0600 when 0), or DEST
+// itself when o.InPlace (created, if it must be, with o.Perm; 0666 when
+// 0). The open call carries O_SYNC or O_DSYNC when o.Sync asks for them.
+// Every call is relative to DEST's directory, which the Destination holds
+// (a reference of its own) until it is committed or aborted. The caller
+// defers Abort, which does nothing after Commit.
 func Create(dir *fsdir.Dir, name string, o Options) (*Destination, error) {
 	in, base, path, err := entryIn(dir, name)
 	if err != nil {

@@ -41,7 +41,8 @@ func FirstTemp(path string) string { return tempNameHex(path, 0) }
 func tempNameHex(path string, n uint64) string {
 	dir, base := filepath.Split(path)
 	// TempPrefix, the base, '.', n in tempHexLen hex digits; without fmt,
-	// whose Sprintf cost a small copy about 10,000 instructions.
+	// whose Sprintf was a visible part of a small copy's instructions
+	// (docs/measurements.md).
 	h := strconv.FormatUint(n, 16)
 	if len(h) < tempHexLen {
 		h = strings.Repeat("0", tempHexLen-len(h)) + h
