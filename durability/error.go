@@ -17,7 +17,7 @@ const (
 	OpFsync          Op = "fsync"
 	OpFsyncDir       Op = "fsync directory"
 	OpSyncFileRange  Op = "sync_file_range"
-	OpSetxattrResume Op = "setxattr " + ResumeXattr
+	OpSetxattrResume Op = "setxattr " + MarkXattr
 	OpVerify         Op = "verify"
 )
 

@@ -19,7 +19,7 @@ import (
 func mark(t *testing.T, p string) {
 	t.Helper()
 	if err := unix.Setxattr(p, MarkXattr, []byte(markMagic), 0); err != nil {
-		if IsUnsupported(err) {
+		if isUnsupported(err) {
 			t.Skipf("no user xattrs on %s", filepath.Dir(p))
 		}
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func mark(t *testing.T, p string) {
 func hasMark(t *testing.T, p string) bool {
 	t.Helper()
 	_, err := unix.Getxattr(p, MarkXattr, make([]byte, 64))
-	if err != nil && err != unix.ENODATA && !IsUnsupported(err) {
+	if err != nil && err != unix.ENODATA && !isUnsupported(err) {
 		t.Fatal(err)
 	}
 	return err == nil
@@ -54,7 +54,7 @@ func TestTempFileMarkedWhileWritten(t *testing.T) {
 	}
 	defer d.Abort()
 	err = readMark(d.fd)
-	if IsUnsupported(err) {
+	if isUnsupported(err) {
 		t.Skipf("no user xattrs in %s", dir)
 	}
 	if err != nil {

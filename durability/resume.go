@@ -21,7 +21,8 @@ import (
 )
 
 // --resume. A copy made with --resume records in its temporary file, in the
-// extended attribute ResumeXattr:
+// extended attribute that marks every temporary file as fastcp's
+// (MarkXattr: the record replaces the plain mark):
 //   - the source's identity: st_dev, st_ino, size, mtime and ctime in ns;
 //   - a checkpoint: an offset below which the temporary file's data is on
 //     stable storage (fdatasync returned before the offset was recorded).
@@ -40,11 +41,6 @@ import (
 // What the record cannot tell: a source rewritten in place whose size,
 // mtime and ctime all came out the same (ctime cannot be set by a user,
 // but a clock set back, or a filesystem restored from a backup, can do it).
-
-// ResumeXattr is the extended attribute that carries a temporary file's
-// resume record: the one that marks every temporary file as fastcp's
-// (MarkXattr); a resumable file's record replaces the plain mark.
-const ResumeXattr = MarkXattr
 
 // resumeAlign is what a resumed copy's start is rounded down to.
 const resumeAlign = 1 << 20
@@ -169,7 +165,7 @@ func decodeHash(b []byte, f []string, checkpoint int64) (HashState, string) {
 // left it: for benchmarks and tests that need a leftover of a given size.
 func WriteRecord(fd int, id SourceID, checkpoint int64) error {
 	return ignoringEINTR(func() error {
-		return fsetxattr(fd, ResumeXattr, resumeRecord{ID: id, Checkpoint: checkpoint}.encode(), 0)
+		return fsetxattr(fd, MarkXattr, resumeRecord{ID: id, Checkpoint: checkpoint}.encode(), 0)
 	})
 }
 
@@ -230,7 +226,7 @@ func (k *keeper) write(off int64, h HashState) error {
 // flush or journal commit).
 func (k *keeper) record(r resumeRecord) error {
 	if k.side == nil {
-		return ignoringEINTR(func() error { return fsetxattr(k.fd, ResumeXattr, r.encode(), 0) })
+		return ignoringEINTR(func() error { return fsetxattr(k.fd, MarkXattr, r.encode(), 0) })
 	}
 	if err := k.side.write(r.encode()); err != nil {
 		return err
@@ -264,7 +260,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 	if err != nil {
 		return &Error{Op: OpFcntl, Err: err}
 	}
-	err = ignoringEINTR(func() error { return fsetxattr(fd, ResumeXattr, r.encode(), 0) })
+	err = ignoringEINTR(func() error { return fsetxattr(fd, MarkXattr, r.encode(), 0) })
 	if err != nil && (err == unix.ENOTSUP || err == unix.EPERM) && d.side != nil {
 		// No user xattrs here: the record goes into the side record.
 		if err := d.side.write(r.encode()); err != nil {
@@ -642,7 +638,7 @@ const maxRecord = 1024
 // filesystem keeps no user xattrs (the record may be in a side record).
 func readRecord(fd int) (rec []byte, unread string, noXattrs bool) {
 	b := make([]byte, maxRecord)
-	n, err := fgetxattr(fd, ResumeXattr, b)
+	n, err := fgetxattr(fd, MarkXattr, b)
 	switch {
 	case err == unix.ENODATA:
 		return nil, "it is not marked as fastcp's", false

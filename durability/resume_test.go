@@ -190,7 +190,7 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 		t.Errorf("the plain copy's temporary file is still there")
 	}
 	b := make([]byte, maxRecord)
-	n, err := unix.Getxattr(keep.TempPath(), ResumeXattr, b)
+	n, err := unix.Getxattr(keep.TempPath(), MarkXattr, b)
 	r, derr := decodeRecord(b[:max(n, 0)])
 	if err != nil || derr != nil || r.Checkpoint != 4096 || r.ID != id {
 		t.Errorf("record %+v (%v, %v), want checkpoint 4096 of %+v", r, err, derr, id)
@@ -313,7 +313,7 @@ func TestSweepRechecksUnderTheLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := readMark(a.fd); IsUnsupported(err) {
+			if err := readMark(a.fd); isUnsupported(err) {
 				t.Skipf("no user xattrs: %v", err)
 			}
 			a.File.Write([]byte("complete"))
@@ -502,7 +502,7 @@ func TestResumeHashStateRecorded(t *testing.T) {
 func readXattr(t *testing.T, path string) []byte {
 	t.Helper()
 	b := make([]byte, maxRecord)
-	n, err := unix.Getxattr(path, ResumeXattr, b)
+	n, err := unix.Getxattr(path, MarkXattr, b)
 	if err != nil {
 		t.Fatal(err)
 	}

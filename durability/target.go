@@ -150,7 +150,7 @@ func (o *Options) sourceSize() int64 {
 // noXattrs reports whether err says that the filesystem keeps no user
 // extended attributes (EPERM: not on this kind of file).
 func noXattrs(err error) bool {
-	return err != nil && (IsUnsupported(err) || errors.Is(err, unix.EPERM))
+	return err != nil && (isUnsupported(err) || errors.Is(err, unix.EPERM))
 }
 
 // Destination is a file being written.

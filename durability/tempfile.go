@@ -55,7 +55,7 @@ var errNotMarked = errors.New("not marked as a temporary file of fastcp")
 
 // readMark reports whether the open file fd carries fastcp's mark: nil, or
 // errNotMarked, or the error of a filesystem that keeps no user extended
-// attributes (IsUnsupported).
+// attributes (isUnsupported).
 func readMark(fd int) error {
 	_, err := markOf(fd)
 	return err
@@ -79,9 +79,9 @@ func markOf(fd int) ([]byte, error) {
 	return nil, errNotMarked
 }
 
-// IsUnsupported reports whether err says the filesystem or kernel does not
+// isUnsupported reports whether err says the filesystem or kernel does not
 // offer the call: user extended attributes, or flock.
-func IsUnsupported(err error) bool {
+func isUnsupported(err error) bool {
 	return errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP) ||
 		errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOLCK)
 }
