@@ -254,6 +254,13 @@ type Result struct {
 	Checkpoints int
 	Checkpoint  int64
 	Direct      DirectInfo
+	// Shared, for a copy of CopyMany's shared read, is how many
+	// destinations shared it (0: a copy of its own); SharedRead is what
+	// that read did (the same in each); Paced is how long the read waited
+	// for this destination, the slowest, to let go of a buffer.
+	Shared     int
+	SharedRead Stat
+	Paced      time.Duration
 	// Hashed says Options.Hash was given the bytes; Hash what it cost.
 	Hashed bool
 	Hash   HashStats
