@@ -88,9 +88,10 @@ type hasher struct {
 	next    int64 // hashed below next
 	err     error // a read's error: nothing more is hashed
 
-	buf     []byte
-	stats   HashStats
-	waiting func() // Options.HashWaiting
+	buf      []byte
+	smallBuf bool // buf is not the pool's
+	stats    HashStats
+	waiting  func() // Options.HashWaiting
 
 	// snap, with snapEvery > 0, is the hash's state at the latest
 	// multiple of snapEvery passed (checkpoints of --resume).
@@ -269,11 +270,11 @@ func (k *hasher) finish(abandon bool) (HashStats, error) {
 		err = k.err
 	}
 	k.mu.Unlock()
-	if k.buf != nil {
+	if k.buf != nil && !k.smallBuf {
 		b := k.buf
 		hashBufs.Put(&b)
-		k.buf = nil
 	}
+	k.buf = nil
 	return k.stats, err
 }
 
@@ -397,7 +398,15 @@ func (k *hasher) zeros(n int64) {
 // cache at the end: these pages are among them.)
 func (k *hasher) reread(off, n int64) error {
 	if k.buf == nil {
-		k.buf = *hashBufs.Get().(*[]byte)
+		if k.bg {
+			k.buf = *hashBufs.Get().(*[]byte)
+		} else {
+			// A small file's few KiB: a buffer of their size, not a
+			// pooled MiB (the pool is emptied at every collection, and
+			// a tree of small files collects often).
+			k.buf = make([]byte, min(alignUp(int(n), 4096), hashReadBytes))
+			k.smallBuf = true
+		}
 	}
 	for n > 0 {
 		want := min(n, int64(len(k.buf)))

@@ -37,7 +37,14 @@ type manifest struct {
 	relative      bool
 	strip, prefix string
 	self          string // FILE's own name in the manifest, left out of it
-	text          strings.Builder
+	// The lines go out as they come (into the temporary file, or to
+	// stdout), pending at most manifestFlushBytes: a tree of millions of
+	// files does not hold its manifest in memory. (A FILE created at the
+	// end, later, holds all of them until then.)
+	pending []byte
+	written int64 // bytes of the temporary file written
+	werr    error // the first write error, reported at the end
+	out     func(string)
 	// later: FILE goes into DEST, which the copy makes: laterName in
 	// laterDir is created at the end.
 	later               bool
@@ -95,7 +102,31 @@ func (m *manifest) add(line, name string) {
 	if name == m.self && m.self != "" {
 		return
 	}
-	m.text.WriteString(line)
+	m.pending = append(m.pending, line...)
+	if len(m.pending) >= manifestFlushBytes {
+		m.flush()
+	}
+}
+
+// manifestFlushBytes is how much of the manifest is kept before it is
+// written out.
+const manifestFlushBytes = 64 << 10
+
+// flush writes the pending lines out: to stdout, or into the temporary
+// file (none yet: they wait).
+func (m *manifest) flush() {
+	switch {
+	case len(m.pending) == 0:
+		return
+	case m.stdout:
+		m.out(string(m.pending))
+	case m.dest == nil:
+		return
+	case m.werr == nil:
+		_, m.werr = m.dest.File.WriteAt(m.pending, m.written)
+		m.written += int64(len(m.pending))
+	}
+	m.pending = m.pending[:0]
 }
 
 // openManifest checks --checksum-file's FILE and creates its temporary
@@ -111,7 +142,7 @@ func (a *app) openManifest() bool {
 	}
 	m := &manifest{alg: o.Checksum, shown: o.ChecksumFile, mode: 0o666 &^ a.umask}
 	if o.ChecksumFile == "-" {
-		m.stdout = true
+		m.stdout, m.out = true, a.out.WriteStdout
 		a.sums = m
 		return true
 	}
@@ -296,7 +327,7 @@ func (a *app) finishManifest() {
 		return
 	}
 	if m.stdout {
-		a.out.WriteStdout(m.text.String())
+		m.flush()
 		return
 	}
 	if m.later {
@@ -314,7 +345,8 @@ func (a *app) finishManifest() {
 	}
 	d := m.dest
 	defer d.Abort()
-	_, err := d.File.WriteAt([]byte(m.text.String()), 0)
+	m.flush()
+	err := m.werr
 	if err == nil && m.chmod {
 		err = ignoringEINTR(func() error { return unix.Fchmod(int(d.File.Fd()), m.mode) })
 	}
