@@ -164,8 +164,14 @@ func decodeHash(b []byte, f []string, checkpoint int64) (HashState, string) {
 // source id that reached checkpoint, as an interrupted copy would have
 // left it: for benchmarks and tests that need a leftover of a given size.
 func WriteRecord(fd int, id SourceID, checkpoint int64) error {
+	return WriteRecordHash(fd, id, checkpoint, HashState{})
+}
+
+// WriteRecordHash is WriteRecord for a copy with --checksum whose hash
+// had state h: as a copy interrupted with --resume --checksum leaves it.
+func WriteRecordHash(fd int, id SourceID, checkpoint int64, h HashState) error {
 	return ignoringEINTR(func() error {
-		return fsetxattr(fd, MarkXattr, resumeRecord{ID: id, Checkpoint: checkpoint}.encode(), 0)
+		return fsetxattr(fd, MarkXattr, resumeRecord{ID: id, Checkpoint: checkpoint, Hash: h}.encode(), 0)
 	})
 }
 

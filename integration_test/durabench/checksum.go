@@ -37,7 +37,7 @@ func resumeSumScenario(ctx context.Context, c config) error {
 		}
 		return nil
 	}
-	return resumeRuns(ctx, c, check, "--checksum-file="+manifest)
+	return resumeRuns(ctx, c, check, true, "--checksum-file="+manifest)
 }
 
 // sha256Line is the line sha256sum writes for path, named by its base

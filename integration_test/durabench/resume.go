@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"fastcp/checksum"
 	"fastcp/durability"
 
 	"golang.org/x/sys/unix"
@@ -20,7 +21,7 @@ import (
 // --resume (the checkpoints' fdatasyncs are the difference), and --resume
 // continuing a leftover that holds the first 75% with its checkpoint there
 // (made untimed before each run, flushed and evicted like the source).
-func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx, c, nil) }
+func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx, c, nil, false) }
 
 // resumeSyncScenario is resumeScenario with --sync=data on every side: the
 // copy that must reach stable storage anyway, where a checkpoint's
@@ -28,12 +29,14 @@ func resumeScenario(ctx context.Context, c config) error { return resumeRuns(ctx
 // leaves its data dirty in memory, the checkpoints also pay for writing
 // the data to the device.)
 func resumeSyncScenario(ctx context.Context, c config) error {
-	return resumeRuns(ctx, c, nil, "--sync=data")
+	return resumeRuns(ctx, c, nil, false, "--sync=data")
 }
 
 // resumeRuns times the three copies with extra options; check, when set,
-// runs after each resumed run (untimed), DEST complete.
-func resumeRuns(ctx context.Context, c config, check func(dst string) error, extra ...string) error {
+// runs after each resumed run (untimed), DEST complete. With hashed, the
+// leftover's record carries the SHA-256 state of its part, as a copy
+// interrupted with --checksum leaves it.
+func resumeRuns(ctx context.Context, c config, check func(dst string) error, hashed bool, extra ...string) error {
 	src, dst := filepath.Join(c.ws, "src"), filepath.Join(c.ws, "dst")
 	temp := filepath.Join(c.ws, durability.TempPrefix+"dst.000000000000")
 	size := c.resumeSize
@@ -45,6 +48,13 @@ func resumeRuns(ctx context.Context, c config, check func(dst string) error, ext
 		return prepRun(src, dst, true)()
 	}
 	resumeAt := size / 4 * 3 &^ (1<<20 - 1)
+	var h durability.HashState
+	if hashed {
+		var err error
+		if h, err = hashStateOf(src, resumeAt); err != nil {
+			return err
+		}
+	}
 	// The leftover is written once; after each resumed run the complete
 	// copy is kept aside and cut back to 75% for the next one, so that no
 	// run comes right after 3 GiB of writes of its own preparation.
@@ -57,10 +67,10 @@ func resumeRuns(ctx context.Context, c config, check func(dst string) error, ext
 			if err := os.Rename(kept, temp); err != nil {
 				return err
 			}
-			if err := cutBack(src, temp, resumeAt); err != nil {
+			if err := cutBack(src, temp, resumeAt, h); err != nil {
 				return err
 			}
-		} else if err := makeLeftover(src, temp, resumeAt); err != nil {
+		} else if err := makeLeftover(src, temp, resumeAt, h); err != nil {
 			return err
 		}
 		if err := settle(); err != nil {
@@ -117,9 +127,25 @@ func shown(opts []string) []string {
 	return out
 }
 
+// hashStateOf is the SHA-256 state after the first n bytes of src.
+func hashStateOf(src string, n int64) (durability.HashState, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return durability.HashState{}, err
+	}
+	defer f.Close()
+	hh := checksum.SHA256.New()
+	if _, err := io.CopyN(hh, f, n); err != nil {
+		return durability.HashState{}, err
+	}
+	st, err := checksum.SaveState(hh)
+	return durability.HashState{Alg: "sha256", Off: n, State: st}, err
+}
+
 // cutBack makes temp, a complete copy of src, the leftover of a copy
-// interrupted at n: cut to n bytes, flushed, with its resume record.
-func cutBack(src, temp string, n int64) error {
+// interrupted at n: cut to n bytes, flushed, with its resume record (and
+// hash state h, if any).
+func cutBack(src, temp string, n int64, h durability.HashState) error {
 	f, err := os.OpenFile(temp, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -135,15 +161,16 @@ func cutBack(src, temp string, n int64) error {
 	if err := unix.Stat(src, &st); err != nil {
 		return err
 	}
-	if err := durability.WriteRecord(int(f.Fd()), durability.IDOf(&st), n); err != nil {
+	if err := durability.WriteRecordHash(int(f.Fd()), durability.IDOf(&st), n, h); err != nil {
 		return err
 	}
 	return f.Close()
 }
 
 // makeLeftover writes the first n bytes of src to temp, mode 0600, flushed,
-// with the resume record of a copy of src interrupted at n.
-func makeLeftover(src, temp string, n int64) error {
+// with the resume record of a copy of src interrupted at n (and hash
+// state h, if any).
+func makeLeftover(src, temp string, n int64, h durability.HashState) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -164,7 +191,7 @@ func makeLeftover(src, temp string, n int64) error {
 	if err := unix.Fstat(int(in.Fd()), &st); err != nil {
 		return err
 	}
-	if err := durability.WriteRecord(int(out.Fd()), durability.IDOf(&st), n); err != nil {
+	if err := durability.WriteRecordHash(int(out.Fd()), durability.IDOf(&st), n, h); err != nil {
 		return err
 	}
 	return out.Close()
