@@ -10,12 +10,16 @@ package integration_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -249,8 +253,9 @@ func TestResumePlantedRecord(t *testing.T) {
 }
 
 // A plant that its owner holds locked (with fastcp's mark) or leased: root's
-// copy neither fails ("another copy is running") nor waits for the lease
-// to break (lease-break-time, 45 s by default).
+// copy neither fails ("another copy is running") nor waits for the lock
+// or for the lease to break (lease-break-time, 45 s by default): none of
+// its threads ever sleeps in the kernel for them (fastcpNeverWaiting).
 func TestResumePlantedLockAndLease(t *testing.T) {
 	dir, self := sharedDir(t)
 	src := filepath.Join(dir, "src")
@@ -269,11 +274,7 @@ func TestResumePlantedLockAndLease(t *testing.T) {
 			os.Remove(dst)
 			os.Remove(filepath.Join(dir, resumeTemp))
 			a := startAttack(t, dir, self, plant{Name: resumeTemp, Content: "hers\n", Xattr: tc.xattr, Hold: tc.hold})
-			start := time.Now()
-			r := fastcp(t, dir, append(tc.args, "src", "dst")...)
-			if took := time.Since(start); took > time.Second {
-				t.Errorf("the copy took %v: it waited for the plant", took)
-			}
+			r := fastcpNeverWaiting(t, dir, append(tc.args, "src", "dst")...)
 			var want string
 			if tc.args != nil {
 				want = "fastcp: warning: copying 'dst' from the start: foreign leftover (it is owned by uid 65534, not by this user); '" + resumeTemp + "' left alone\n"
@@ -362,4 +363,60 @@ func TestLongNamesOwnTemps(t *testing.T) {
 	}
 	sameFiles(t, join(dir, "src"), join(dir, a))
 	assertNoTemps(t, dir)
+}
+
+// lockWaits are where a thread sleeps in the kernel (/proc/PID/task/TID/
+// wchan) while it waits for another process's file: a lease to break
+// (an open that conflicts with it), a flock or a POSIX lock to be released.
+var lockWaits = []string{"__break_lease", "break_lease", "locks_lock_inode_wait", "flock_lock_inode_wait", "posix_lock_inode_wait"}
+
+// fastcpNeverWaiting runs fastcp as fastcp does, watching its threads the
+// while: one that sleeps in a lockWaits function fails the test at once,
+// and fastcp is killed.
+func fastcpNeverWaiting(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := fastcpCmd(ctx, dir, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-waited:
+			r := result{stdout: stdout.String(), stderr: stderr.String()}
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &ee) && !ee.Sys().(syscall.WaitStatus).Signaled():
+				r.code = ee.ExitCode()
+			default:
+				t.Fatalf("running %s: %v; stderr: %s", cmd.Path, err, r.stderr)
+			}
+			return r
+		case <-time.After(time.Millisecond):
+		}
+		if w := sleepingIn(cmd.Process.Pid, lockWaits); w != "" {
+			cmd.Process.Kill()
+			<-waited
+			t.Fatalf("fastcp %s: a thread of it sleeps in %s, waiting for another process's file", strings.Join(args, " "), w)
+		}
+	}
+}
+
+// sleepingIn returns the function of funcs that a thread of process pid
+// sleeps in ("" for none).
+func sleepingIn(pid int, funcs []string) string {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", pid, task.Name()))
+		if err == nil && slices.Contains(funcs, string(b)) {
+			return string(b)
+		}
+	}
+	return ""
 }
