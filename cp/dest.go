@@ -58,7 +58,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 	if settled {
 		return ex, ok
 	}
-	if ok, done := sameFileOK(j.a.opts, entryAt{j.p.src, j.e.name}, &j.e.st, entryAt{j.p.dst, j.name}, ex.st); !ok {
+	if ok, done := sameFileOK(j.a.opts, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st); !ok {
 		j.r.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
 		return ex, false
 	} else if done {
@@ -85,7 +85,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 // link written through (not settled: the rules decide), or an error
 // (settled, not ok).
 func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok bool) {
-	o, d, name := j.a.opts, j.p.dst, j.name
+	o, d, name := j.a.opts, j.dd, j.name
 	ex = destInfo{shownDir: filepath.Dir(j.dst), entryDir: d, entryName: name}
 	if d.Err() == nil {
 		ex.path, ex.in, ex.name = d.At(name), d, name
@@ -134,7 +134,7 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 // throughLink looks at the file a symlink DEST points to: cp writes
 // through it (the file it points to is replaced, the link stays).
 func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
-	o, d, name, dst := j.a.opts, j.p.dst, j.name, j.dst
+	o, d, name, dst := j.a.opts, j.dd, j.name, j.dst
 	st, err := d.Stat(name, true)
 	if errors.Is(err, unix.ENOENT) && o.PosixlyCorrect {
 		// POSIX: the file the dangling link names is created.
@@ -179,7 +179,7 @@ func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
 // complete copy already.
 func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 	o, sst := j.a.opts, &j.e.st
-	facts.kind = durability.KindOf(ex.st, j.p.dst.Pseudo())
+	facts.kind = durability.KindOf(ex.st, j.dd.Pseudo())
 	facts.notNewer = !timeAfter(sst.Mtim, ex.st.Mtim)
 	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
 		// cp opens an existing DEST for writing: without write
@@ -230,20 +230,17 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		if j.a.sums != nil {
 			j.sumComplete()
 		}
-		if j.a.progress != nil {
-			j.a.progress.Add(j.e.st.Size)
-		}
 		ex.kept = true
 		return ex, false
 	}
 	if o.Backup == flags.BackupNone {
 		return ex, true
 	}
-	if backupIsSource(o, &j.e.st, j.p.dst, j.name) {
+	if backupIsSource(o, &j.e.st, j.dd, j.name) {
 		j.r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(j.dst), quote(j.src)))
 		return ex, false
 	}
-	ex.backup = backupNameIn(o, j.p.dst, j.name, j.dst)
+	ex.backup = backupNameIn(o, j.dd, j.name, j.dst)
 	return ex, true
 }
 

@@ -81,7 +81,7 @@ func TestCheckDest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j := &job{a: a, r: &record{}, p: &dirCopy{src: d, dst: d}, e: &entry{name: tt.src, st: src},
+			j := &job{a: a, r: &record{}, p: &dirCopy{}, sd: d, dd: d, e: &entry{name: tt.src, st: src},
 				name: tt.dst, src: "D/" + tt.src, dst: "D/" + tt.dst}
 			if tt.stdin != "" {
 				a.out = quietOutput()

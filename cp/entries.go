@@ -12,6 +12,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/fsdir"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -20,8 +21,8 @@ import (
 // copySymlink copies a symbolic link as a link (-P, -r, -a): a new link
 // with the same target, put in place over DEST in one rename.
 func (j *job) copySymlink() {
-	p, e := j.p, j.e
-	link, err := readlinkat(p.src.Fd(), e.name)
+	e := j.e
+	link, err := readlinkat(j.sd.Fd(), e.name)
 	if err != nil {
 		if _, ok := j.checkDest(false); ok {
 			j.r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
@@ -45,7 +46,7 @@ func (j *job) copySymlink() {
 			return unix.Symlinkat(link, ent.Dir, ent.Name)
 		}
 		n.finish = func(ent durability.Entry) error {
-			j.preserveLink(ent, p.src.At(e.name), ownTimes)
+			j.preserveLink(ent, j.sd.At(e.name), ownTimes)
 			return nil
 		}
 	}
@@ -68,29 +69,55 @@ func (j *job) copySpecial() {
 			// mknod applies the umask, as creating a file does.
 			return unix.Mknodat(ent.Dir, ent.Name, mode, int(st.Rdev))
 		},
-		finish: j.preserveEntry(j.p.src.At(j.e.name))})
+		finish: j.preserveEntry(j.sd.At(j.e.name))})
 }
 
-// makeHardLink links DEST to the copy already made of the same source inode.
+// makeHardLink links DEST to the copy already made of the same source
+// inode. The first copy's directory is opened again if the window closed
+// it, checked as every directory is; the first copy must still be the file
+// made (its inode), and so must the new link before it takes DEST's name:
+// a name swapped meanwhile by someone who can write that directory is
+// refused, not linked into the copy.
 func (j *job) makeHardLink(first *linkFirst) {
-	fst, err := first.dir.Stat(first.name, false)
+	fd, err := first.dir.Get()
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(first.dir.Join(first.name)), errText(err)))
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(joinPath(first.dir.Path(), first.name)), errText(err)))
 		return
 	}
-	if dst0, err := j.p.dst.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
+	defer first.dir.Put()
+	fst, err := fd.Stat(first.name, false)
+	if err == nil && idOf(&fst) != first.id {
+		err = fsdir.ErrReplaced
+	}
+	if err != nil {
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(fd.Join(first.name)), errText(err)))
+		return
+	}
+	if dst0, err := j.dd.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {
 		j.noteSum(first.digest)
 		return // DEST already is that link (cp -a a a, or a linked tree)
 	}
 	linked := *j.e
 	linked.st = fst // DEST the first copy itself is "the same file"
-	lj := *j
-	lj.e = &linked
+	e := j.e
+	j.e = &linked
+	defer func() { j.e = e }()
 	// A further name of an inode already copied is linked whatever -u
 	// says, as with cp.
-	if lj.makeEntry(newEntry{what: "cannot create hard link", create: func(ent durability.Entry) error {
-		return unix.Linkat(first.dir.Fd(), first.name, ent.Dir, ent.Name, 0)
-	}}) {
+	if j.makeEntry(newEntry{what: "cannot create hard link",
+		create: func(ent durability.Entry) error {
+			return unix.Linkat(fd.Fd(), first.name, ent.Dir, ent.Name, 0)
+		},
+		finish: func(ent durability.Entry) error {
+			var st unix.Stat_t
+			if err := unix.Fstatat(ent.Dir, ent.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return err
+			}
+			if idOf(&st) != first.id {
+				return fsdir.ErrReplaced
+			}
+			return nil
+		}}) {
 		j.noteSum(first.digest)
 	}
 }
@@ -107,7 +134,7 @@ type newEntry struct {
 // makeEntry puts a new entry (n) over DEST, once cp's rules allow it. It
 // reports whether DEST is now that entry.
 func (j *job) makeEntry(n newEntry) bool {
-	o, p, dst := j.a.opts, j.p, j.dst
+	o, p, dd, dst := j.a.opts, j.p, j.dd, j.dst
 	ex, ok := j.checkDestUpdate(false, n.update)
 	if !ok {
 		return false
@@ -120,17 +147,17 @@ func (j *job) makeEntry(n newEntry) bool {
 	if o.Verbose {
 		j.r.out(copyingLine(j.src, dst, ex.backup))
 	}
-	if p.dst.Err() != nil {
-		j.r.fail(output.EntryError(n.what, dst, p.dst.Err()))
+	if dd.Err() != nil {
+		j.r.fail(output.EntryError(n.what, dst, dd.Err()))
 		return false
 	}
 	undo, ok := j.backupStep(&ex)
 	if !ok {
 		return false
 	}
-	if err := j.replaceEntry(p.dst, j.name, dst, n.create, n.finish); err != nil {
+	if err := j.replaceEntry(dd, j.name, dst, n.create, n.finish); err != nil {
 		undo()
-		if becameDir(err, p.dst, j.name) {
+		if becameDir(err, dd, j.name) {
 			j.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
 		} else {
 			j.r.fail(output.EntryError(n.what, dst, err))
@@ -139,7 +166,7 @@ func (j *job) makeEntry(n newEntry) bool {
 	}
 	p.dirSync.Added()
 	if j.a.created != nil {
-		if st, err := p.dst.Stat(j.name, false); err == nil {
+		if st, err := dd.Stat(j.name, false); err == nil {
 			j.a.created.note(idOf(&st))
 		}
 	}

@@ -49,7 +49,7 @@ var errFollows = errors.New("it would set them on the files the links point to")
 // next name.
 func (j *job) ownTimesOfLinks(ent durability.Entry) (ok bool, err error) {
 	la := &j.a.linkAttrs
-	dev := j.p.dst.ID().Dev
+	dev := j.dd.ID().Dev
 	la.mu.Lock()
 	defer la.mu.Unlock()
 	if v, known := la.verdict[dev]; known {

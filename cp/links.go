@@ -39,7 +39,7 @@ func (j *job) linkEntry(follow bool) {
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
-	if o.Link != flags.LinkSymbolic && sourceThroughDest(src, entryAt{j.p.src, j.e.name}, &e.st, entryAt{j.p.dst, j.name}, ex.st, ex.backup != "") {
+	if o.Link != flags.LinkSymbolic && sourceThroughDest(src, entryAt{j.sd, j.e.name}, &e.st, entryAt{j.dd, j.name}, ex.st, ex.backup != "") {
 		fail(unix.ENOENT)
 		return
 	}
@@ -54,16 +54,16 @@ func (j *job) linkEntry(follow bool) {
 		if o.Link == flags.LinkSymbolic {
 			return unix.Symlinkat(src, dfd, name)
 		}
-		return unix.Linkat(p.src.Fd(), e.name, dfd, name, linkFlags)
+		return unix.Linkat(j.sd.Fd(), e.name, dfd, name, linkFlags)
 	}
-	if p.dst.Err() != nil {
-		fail(unwrapPath(p.dst.Err()))
+	if j.dd.Err() != nil {
+		fail(unwrapPath(j.dd.Err()))
 		return
 	}
 	base := strings.TrimRight(j.name, "/")
 	if ex.st == nil || !(unlinksFirst(o, &e.st, ex.st) || ex.backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
-		if err := makeLink(p.dst.Fd(), base); err != nil {
+		if err := makeLink(j.dd.Fd(), base); err != nil {
 			fail(err)
 			return
 		}
@@ -75,7 +75,7 @@ func (j *job) linkEntry(follow bool) {
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	err := j.replaceEntry(p.dst, base, dst, func(ent durability.Entry) error {
+	err := j.replaceEntry(j.dd, base, dst, func(ent durability.Entry) error {
 		return makeLink(ent.Dir, ent.Name)
 	}, nil)
 	if err != nil {

@@ -167,8 +167,8 @@ func (a *app) finishParents() {
 	for i := len(a.parentDirs) - 1; i >= 0; i-- {
 		d := a.parentDirs[i]
 		r := a.seq.open()
-		dc := &dirCopy{src: cwd, dst: d.dir, e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
-		if err := a.setDirAttrs(dc); err != nil {
+		dc := &dirCopy{e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
+		if err := a.setDirAttrsFrom(dc, &d.st, -1, d.dir); err != nil {
 			r.fail(err.Error())
 		}
 		var in durability.DirSync

@@ -3,11 +3,9 @@
 package cp
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"fastcp/flags"
@@ -16,19 +14,17 @@ import (
 )
 
 // The plan: the operands resolved into SOURCE -> DEST pairs, as cp does,
-// and each SOURCE's tree walked once, with the entries as the walk saw them
-// and the bytes they hold. The copy then follows the plan, opening each
-// entry again relative to its directory and checking that it still is the
-// file the walk saw; the progress bar's total is the plan's.
+// each SOURCE looked at once. A tree is not walked here: each directory is
+// listed when the copy reaches it and each entry looked at when it is
+// copied (tree.go), so memory follows the depth of a tree and its widest
+// directory, not its number of entries. The progress bar's total comes
+// from a scan running ahead of the copy (scan.go).
 
-// entry is one SOURCE entry as the walk saw it.
+// entry is one SOURCE entry, looked at when its copy was scheduled.
 type entry struct {
 	name    string      // in its directory; for an operand, the operand as given
 	st      unix.Stat_t // lstat, or stat where a link is followed
 	statErr error       // the entry could not be looked at
-	kids    []*entry    // a directory's entries, in name order
-	listErr error       // a directory that could not be opened or listed
-	cyclic  bool        // a directory reached again through a link (-L, -H) or a bind mount
 }
 
 // operand is one SOURCE -> DEST pair of the command line.
@@ -37,12 +33,15 @@ type operand struct {
 	target   string // the operand DEST is named after (--parents makes the directories between)
 	e        *entry
 	refused  string // why the pair is not copied at all, or ""
+	again    bool   // named before for the same DEST: copied once (namedAgain)
 }
 
 type plan struct {
 	ops   []operand
 	fail  string // why nothing is copied (a bad target), or ""
-	total int64  // bytes of data to copy; -1 when a source's size cannot be known
+	total int64  // bytes of the operands that are not trees; -1 when a source's size cannot be known
+	files int    // regular files among them
+	trees bool   // an operand is a tree to copy (its total is the scan's)
 }
 
 // makePlan resolves the operands and walks the sources.
@@ -92,6 +91,7 @@ func (a *app) makePlan() *plan {
 			a.opts, o = &noBackup, &noBackup
 		}
 	}
+	named := make(map[topCopy]bool)
 	for _, src := range sources {
 		if o.StripTrailingSlashes && (intoDir || o.Parents) {
 			// As cp: only the SOURCEs copied into a directory.
@@ -105,10 +105,8 @@ func (a *app) makePlan() *plan {
 		if len(o.TargetDirs) > 1 {
 			targets = o.TargetDirs
 		}
-		before := p.total
-		e := a.walk(cwd, src, true, nil, &p.total)
-		bytes := p.total - before
-		for i, target := range targets {
+		e := a.look(cwd, src, true)
+		for _, target := range targets {
 			dst := target
 			switch {
 			case o.Parents:
@@ -116,13 +114,15 @@ func (a *app) makePlan() *plan {
 			case intoDir:
 				dst = joinPath(target, filepath.Base(src))
 			}
+			// Each -t DIRECTORY gets a copy, and the bytes.
 			op := operand{src: src, dst: dst, target: target, e: e}
 			if op.e.statErr == nil && isDir(&op.e.st) && o.Recursive {
 				op.refused = intoItself(src, &op.e.st, dst)
 			}
-			if i > 0 && before >= 0 && p.total >= 0 {
-				// Each -t DIRECTORY gets the bytes.
-				p.total += bytes
+			op.again = op.refused == "" && op.e.statErr == nil && namedBefore(named, o, &op)
+			if !op.again {
+				p.count(o, &op.e.st, op.e.statErr)
+				p.trees = p.trees || op.e.statErr == nil && isDir(&op.e.st) && o.Recursive && op.refused == ""
 			}
 			p.ops = append(p.ops, op)
 		}
@@ -161,59 +161,41 @@ func (p *ancestor) has(id devIno) bool {
 	return false
 }
 
-// errChanged is a directory that was not the one looked at a moment before.
-var errChanged = errors.New("replaced while being read")
-
-// walk looks at name in d and, for a directory to copy, at everything
-// below it, adding the bytes to copy to total.
-func (a *app) walk(d *dir, name string, top bool, anc *ancestor, total *int64) *entry {
+// look looks at name in d, following a symbolic link as the options say
+// for an operand (top) or an entry below one.
+func (a *app) look(d *dir, name string, top bool) *entry {
 	e := &entry{name: name}
-	follow := follows(a.opts, top)
-	e.st, e.statErr = d.Stat(name, follow)
-	if e.statErr != nil {
-		return e
+	e.st, e.statErr = d.Stat(name, follows(a.opts, top))
+	return e
+}
+
+// namedBefore is namedAgain's rule, for the plan's counts: whether the
+// operand's SOURCE was named before for the same DEST (named: those seen).
+func namedBefore(named map[topCopy]bool, o *flags.Options, op *operand) bool {
+	key := topCopy{idOf(&op.e.st), filepath.Clean(op.dst)}
+	if !named[key] {
+		named[key] = true
+		return false
 	}
-	st := &e.st
+	return !isDir(&op.e.st) || o.Recursive
+}
+
+// count adds an operand that is not a tree to the plan's total.
+func (p *plan) count(o *flags.Options, st *unix.Stat_t, err error) {
+	if err != nil {
+		return
+	}
 	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		if !a.opts.Recursive {
-			return e
-		}
-		if anc.has(idOf(st)) {
-			e.cyclic = true
-			return e
-		}
-		if a.opts.OneFileSystem && anc != nil && anc.id.Dev != st.Dev {
-			return e // -x: a mount point is copied, not what is mounted on it
-		}
-		sub, sst, err := d.OpenReadable(name, follow)
-		if err == nil && idOf(&sst) != idOf(st) {
-			sub.Release()
-			err = errChanged
-		}
-		if err != nil {
-			e.listErr = err
-			return e
-		}
-		defer sub.Release()
-		names, err := sub.Names()
-		e.listErr = err
-		sort.Strings(names)
-		here := &ancestor{id: idOf(st), parent: anc}
-		for _, n := range names {
-			e.kids = append(e.kids, a.walk(sub, n, false, here, total))
-		}
 	case unix.S_IFREG:
-		a.files++
-		if *total >= 0 {
-			*total += st.Size
+		p.files++
+		if p.total >= 0 {
+			p.total += st.Size
 		}
 	case unix.S_IFIFO, unix.S_IFCHR, unix.S_IFBLK:
-		if !a.opts.Recursive {
-			*total = -1 // read as data, of no known size
+		if !o.Recursive {
+			p.total = -1 // read as data, of no known size
 		}
 	}
-	return e
 }
 
 // intoItself refuses to copy a directory into itself or a descendant: it

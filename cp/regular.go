@@ -58,9 +58,6 @@ type fileCopy struct {
 // device or FIFO DEST or --inplace. It reports whether DEST now holds the
 // copy.
 func (j *job) copyFile() bool {
-	if j.a.progress != nil {
-		defer j.a.progress.FileDone()
-	}
 	ex, ok := j.checkDest(true)
 	if !ok {
 		return ex.kept
@@ -76,7 +73,7 @@ func (j *job) copyFile() bool {
 		j.r.out(copyingLine(j.src, j.dst, ex.backup))
 	}
 	removes := ex.backup != "" || ex.st != nil && unlinksFirst(o, &j.e.st, ex.st)
-	if sourceThroughDest(j.src, entryAt{j.p.src, j.e.name}, &j.e.st, entryAt{j.p.dst, j.name}, ex.st, removes) {
+	if sourceThroughDest(j.src, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st, removes) {
 		j.r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
 		return false
 	}
@@ -87,6 +84,10 @@ func (j *job) copyFile() bool {
 	}
 	defer srcF.Close()
 	c.srcF, c.before = srcF, before
+	// The file is copied as it is now, and -p and -a take its mode,
+	// owner and times from this look, made on what is read: the same
+	// file as looked at before, perhaps rewritten since.
+	j.e.st = before
 	c.classify()
 	if o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || c.inPlace) {
 		// cp --attributes-only opens DEST without truncating it: its data
@@ -270,7 +271,7 @@ func (c *fileCopy) verifiable() bool {
 func (c *fileCopy) classify() {
 	ex := &c.ex
 	c.inPlace = ex.act == actInPlace
-	c.pseudo = ex.st != nil && isRegular(ex.st) && c.p.dst.Pseudo()
+	c.pseudo = ex.st != nil && isRegular(ex.st) && c.dd.Pseudo()
 	c.special = c.inPlace && ex.st != nil && (!isRegular(ex.st) || c.pseudo)
 	c.newFile = ex.act == actNew || ex.act == actReplaceAsNew
 	c.resumable = c.a.opts.Resume && !c.inPlace && isRegular(&c.before)
@@ -280,8 +281,8 @@ func (c *fileCopy) classify() {
 // with --resume), failing the entry as cp words it.
 func (c *fileCopy) openDest() bool {
 	ex, dst := &c.ex, c.dst
-	if c.p.dst.Err() != nil {
-		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.p.dst.Err())))
+	if c.dd.Err() != nil {
+		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.dd.Err())))
 		return false
 	}
 	if ex.st != nil && isRegular(ex.st) && !c.inPlace && c.a.swaps.active(ex.st) {
@@ -458,7 +459,7 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 	}
 	var counter copier.Counter
 	if c.a.progress != nil {
-		counter = c.a.progress
+		counter = c.job
 		c.a.progress.Doing("copying", c.dst)
 	}
 	copyFn := copyData
@@ -545,7 +546,7 @@ func (c *fileCopy) commit(err error) bool {
 		brokenPipe(err)
 		dest.Abort()
 	}
-	if err != nil && becameDir(err, c.p.dst, c.name) {
+	if err != nil && becameDir(err, c.dd, c.name) {
 		c.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
 		return false
 	}
@@ -647,7 +648,7 @@ func (ex *destInfo) destEntry() (*dir, string) {
 // copier makes raw calls on the descriptor, so it is a plain openat(2)
 // wrapped in a sysx.File.
 func (j *job) openSource() (*sysx.File, unix.Stat_t, error) {
-	d, e := j.p.src, j.e
+	d, e := j.sd, j.e
 	src := d.Join(e.name)
 	var st unix.Stat_t
 	flags := unix.O_RDONLY | unix.O_NOCTTY

@@ -15,6 +15,7 @@ import (
 	"fastcp/copier"
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/fsdir"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -35,11 +36,17 @@ type app struct {
 	seq   sequencer
 
 	progress *output.Progress // nil: no progress bar
-	files    int              // regular files the plan will copy, for the bar
+	scan     *scanner         // the scan that counts the trees for the bar, or nil
+
+	// window holds the source and destination directories open, as few as
+	// the descriptor limit allows; cwdNode is the current directory, in
+	// which the operands are.
+	window  *fsdir.Window
+	cwdNode *fsdir.Node
 
 	sched   scheduler
-	created *createdSet // with several SOURCEs: the entries this run made; else nil
-	links   linkRegistry
+	created *createdSet  // with several SOURCEs: the entries this run made; else nil
+	links   linkRegistry // -a: the first copies of inodes with several links
 	swaps   *swapFiles
 
 	// session holds the temporary files being written, for the signal
@@ -84,8 +91,11 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 		return true
 	}
 	a.seq.sums = a.sums
+	copyDirs, scanDirs := windowSizes(opts.Jobs)
+	a.window = fsdir.NewWindow(copyDirs)
+	a.cwdNode = a.window.Fixed(cwd)
 	p := a.makePlan()
-	a.startProgress(p.total, a.files)
+	a.startProgress(p, scanDirs)
 	if !opts.Interactive {
 		// -i asks in order: no workers.
 		a.sched.start(opts.Jobs)
@@ -130,22 +140,67 @@ const minBufferSize = maxBufferTotal / 1024
 
 // startProgress starts the bar if the options and stderr call for one,
 // --progress=json's objects if asked, else only the counting that a
-// status request (SIGUSR1) reports.
-func (a *app) startProgress(total int64, files int) {
+// status request (SIGUSR1) reports; for a bar or the objects, the scan
+// that counts the trees' entries for their totals (scan.go). Without
+// them a tree's totals are not counted: unknown.
+func (a *app) startProgress(p *plan, scanDirs int) {
+	total, files := p.total, p.files
+	counting := func() {
+		a.progress = a.out.StartCounting(total, files)
+		if p.trees {
+			a.progress.TotalsUnknown()
+		}
+	}
 	switch a.opts.Progress {
 	case flags.ProgressJSON:
-		a.progress = a.out.StartProgressJSON(total, files)
+		if p.trees {
+			a.progress = a.out.StartProgressJSONCounting(total, files)
+			a.startScan(p, scanDirs)
+		} else {
+			a.progress = a.out.StartProgressJSON(total, files)
+		}
 		return
 	case flags.ProgressOff:
-		a.progress = a.out.StartCounting(total, files)
+		counting()
 		return
 	case flags.ProgressAuto:
 		if !a.out.StderrIsTerminal() {
-			a.progress = a.out.StartCounting(total, files)
+			counting()
 			return
 		}
 	}
 	// A fatal signal clears the bar before the process dies.
 	a.session.Arm()
 	a.progress = a.out.StartProgress(total, files)
+	if p.trees {
+		a.progress.CountingTotals()
+		a.startScan(p, scanDirs)
+	}
+}
+
+// The directories a run holds open: as many as the descriptor limit
+// leaves once fdReserve (standard streams, the runtime, a read of /proc)
+// and fdsPerJob for each -j copy (its source, its destination, a second
+// descriptor for direct I/O, a lock) are set aside, up to maxOpenDirs,
+// which a tree of any usual depth stays within; a quarter of them for the
+// scan that counts the entries, the rest for the copy. A deeper tree opens
+// an ancestor again when it needs it (fsdir.Window).
+const (
+	fdReserve   = 16
+	fdsPerJob   = 4
+	maxOpenDirs = 128
+	minOpenDirs = 8
+)
+
+// windowSizes are the copy's and the scan's windows (fsdir.Window) for a
+// run of jobs copies at once.
+func windowSizes(jobs int) (copyDirs, scanDirs int) {
+	limit := maxOpenDirs + fdReserve
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < uint64(limit)+uint64(fdsPerJob*max(jobs, 1)) {
+		limit = int(rl.Cur) - fdsPerJob*max(jobs, 1)
+	}
+	n := min(max(limit-fdReserve, minOpenDirs), maxOpenDirs)
+	scanDirs = max(n/4, 2)
+	return n - scanDirs, scanDirs
 }

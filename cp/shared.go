@@ -3,6 +3,7 @@
 package cp
 
 import (
+	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"strings"
 	"sync"
@@ -124,7 +125,7 @@ func (s *scheduler) orderDests() { s.claims = make(map[claimKey]chan struct{}) }
 // claim takes DEST name in d for the next copy (with several SOURCEs):
 // prev, when not nil, is closed once the copy before it is done; done
 // is called when this copy is.
-func (s *scheduler) claim(d *dir, name string) (prev <-chan struct{}, done func()) {
+func (s *scheduler) claim(d *fsdir.Node, name string) (prev <-chan struct{}, done func()) {
 	if s.claims == nil || d.Err() != nil {
 		return nil, func() {}
 	}
@@ -174,24 +175,40 @@ func (c *createdSet) has(id devIno) bool {
 }
 
 // linkRegistry is -a's record of the first copy of each multiply-linked
-// source inode, to which its further names are linked.
+// source inode, to which its further names are linked. As cp's, it keeps
+// a record for every such inode until the end: an inode may be met again
+// through any number of names (links followed by -L or -H, a directory
+// bind-mounted twice in the tree, operands that overlap), whatever its
+// link count says. A record holds no descriptor: the directory of the
+// first copy is a node of the window, opened again, checked, when a
+// further name is linked.
 type linkRegistry struct {
-	mu sync.Mutex
-	m  map[devIno]*linkFirst
+	mu      sync.Mutex
+	settled sync.Cond // a first copy is done (-j: a further name waits for it)
+	m       map[devIno]*linkFirst
 }
 
-// linkFirst is the first copy of a source inode with several links (-a).
+// linkFirst is the first copy of a source inode with several links (-a):
+// name in the destination directory dir, made as the inode id.
 type linkFirst struct {
-	dir    *dir // held until the end of the run
+	state  linkState
+	dir    *fsdir.Node
 	name   string
-	ok     bool
+	id     devIno
 	digest []byte // --checksum: the copy's digest, for the further names' lines
-	done   chan struct{}
 }
 
-// first returns the first copy of inode id, registering name in d as it
-// when there is none yet (seen false).
-func (l *linkRegistry) first(id devIno, d *dir, name string) (first *linkFirst, seen bool) {
+type linkState uint8
+
+const (
+	linkPending linkState = iota // the first copy is still being made
+	linkMade                     // the first copy is name in dir
+	linkNone                     // no first copy: the further names are copied
+)
+
+// first returns the first copy of inode id, registering one when there is
+// none yet (seen false): its copy then settles it (made or none).
+func (l *linkRegistry) first(id devIno) (first *linkFirst, seen bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if first, seen = l.m[id]; seen {
@@ -199,20 +216,43 @@ func (l *linkRegistry) first(id devIno, d *dir, name string) (first *linkFirst, 
 	}
 	if l.m == nil {
 		l.m = make(map[devIno]*linkFirst)
+		l.settled.L = &l.mu
 	}
-	first = &linkFirst{dir: d, name: name, done: make(chan struct{})}
-	d.Hold()
+	first = &linkFirst{}
 	l.m[id] = first
 	return first, false
 }
 
-// release lets go of the directories the first copies are in.
-func (l *linkRegistry) releaseAll() {
+// made records the first copy as name in dir (open as d): the inode it
+// now is. One that cannot be looked at is no first copy.
+func (l *linkRegistry) made(f *linkFirst, dir *fsdir.Node, d *fsdir.Dir, name string, digest []byte) {
+	st, err := d.Stat(name, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, f := range l.m {
-		f.dir.Release()
+	if err == nil {
+		f.dir, f.name, f.id, f.digest, f.state = dir, name, idOf(&st), digest, linkMade
 	}
+}
+
+// settle ends the first copy, made or not, and wakes those waiting for it.
+func (l *linkRegistry) settle(f *linkFirst) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f.state == linkPending {
+		f.state = linkNone
+	}
+	l.settled.Broadcast()
+}
+
+// wait waits for the first copy f (queued earlier, so running or done)
+// and reports whether it was made.
+func (l *linkRegistry) wait(f *linkFirst) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for f.state == linkPending {
+		l.settled.Wait()
+	}
+	return f.state == linkMade
 }
 
 // swapFiles is the set of swap files in use, read from /proc/swaps once

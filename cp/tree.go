@@ -7,6 +7,7 @@ import (
 	"fastcp/internal/fsdir"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -19,13 +20,17 @@ import (
 )
 
 // dirCopy is a directory being copied, or the directory an operand's DEST
-// goes into: its source and destination are open until the last entry
-// copied into it is done; then it is finished (mode, owner, times, --sync)
-// and lets go of its parent. Directories are thus finished deepest first,
-// each once everything inside it is written, whichever -j worker wrote it.
+// goes into: it stays until the last entry copied into it is done; then
+// it is finished (mode, owner, times, --sync) and lets go of its parent.
+// Directories are thus finished deepest first, each once everything
+// inside it is written, whichever -j worker wrote it. Its source and
+// destination are nodes of the run's window of open directories
+// (fsdir.Window): open while an entry's copy uses them, and opened again,
+// checked, when the window closed them meanwhile.
 type dirCopy struct {
-	src, dst         *dir
-	e                *entry // nil for an operand's DEST directory
+	srcN, dstN       *fsdir.Node // srcN nil: a source directory that could not be opened
+	e                *entry      // nil for an operand's DEST directory
+	anc              *ancestor   // the source directories down to this one, nil for an operand's DEST directory
 	srcPath, dstPath string
 	created          bool // made by this run (or left unfinished by an interrupted one)
 	made             bool // made by this run: nothing can be left over in it
@@ -64,9 +69,13 @@ func (a *app) copyAll(p *plan) {
 
 // copyTop copies one command-line SOURCE to DEST.
 func (a *app) copyTop(op operand) {
-	e := op.e
+	// A copy of its own: the copy of a file takes its stat anew, and
+	// with several -t each DIRECTORY has a copy of the operand.
+	ec := *op.e
+	e := &ec
 	if a.opts.Parents {
 		if _, ok := a.parentsDest(op.src, op.target); !ok {
+			a.skipTree(a.cwdNode, e, follows(a.opts, true), nil)
 			return
 		}
 	}
@@ -78,10 +87,11 @@ func (a *app) copyTop(op operand) {
 		return
 	}
 	dirPath, name := splitDest(op.dst)
-	root := &dirCopy{src: cwd, dst: openOperandDir(dirPath)}
+	root := &dirCopy{srcN: a.cwdNode, dstN: a.window.Root(openOperandDir(dirPath), false)}
+	root.dstN.Put()
 	root.pending.Store(1)
 	a.copyEntry(root, e, name, op.src, op.dst)
-	a.finishScheduling(root)
+	a.finishScheduling(root, nil)
 }
 
 // namedAgain reports whether SOURCE was named before for the same DEST:
@@ -178,19 +188,20 @@ func (a *app) scheduleFile(j *job) {
 		a.schedule(j, func() { j.copyFile() })
 		return
 	}
-	first, seen := a.links.first(idOf(&j.e.st), j.p.dst, j.name)
+	first, seen := a.links.first(idOf(&j.e.st))
 	if !seen {
+		// Whatever becomes of the copy, the further names wait no more.
+		j.finally = func() { a.links.settle(first) }
 		a.schedule(j, func() {
-			defer close(first.done)
-			first.ok = j.copyFile()
-			first.digest = j.digest
+			if j.copyFile() {
+				a.links.made(first, j.p.dstN, j.dd, j.name, j.digest)
+			}
 		})
 		return
 	}
 	a.schedule(j, func() {
 		// The first copy was queued earlier, so it is running or done.
-		<-first.done
-		if first.ok {
+		if a.links.wait(first) {
 			j.makeHardLink(first)
 		} else {
 			j.copyFile()
@@ -198,70 +209,167 @@ func (a *app) scheduleFile(j *job) {
 	})
 }
 
-// copyDir creates DEST (or merges into an existing directory) and copies
-// SOURCE's entries into it in name order.
+// copyDir creates DEST (or merges into an existing directory), then lists
+// SOURCE and copies its entries into it in name order, each looked at
+// when its turn comes.
 func (a *app) copyDir(j *job) {
 	j.r = a.seq.open()
-	d, ok := j.openDirCopy()
+	d, names, ok := j.openDirCopy()
 	if !ok {
+		j.sub = nil
 		a.seq.close(j.r)
 		return
 	}
 	j.p.pending.Add(1)
 	d.pending.Store(1)
 	a.seq.close(j.r)
-	if d.src != nil {
-		for _, kid := range j.e.kids {
-			a.copyEntry(d, kid, kid.name, joinPath(j.src, kid.name), joinPath(j.dst, kid.name))
+	var last *dirCopy // the last directory copied: the way back to d
+	for i, name := range names {
+		names[i] = "" // copied: let go of it
+		kid, err := a.lookAt(d, name, last)
+		if err != nil {
+			a.seq.emit(true, fmt.Sprintf("cannot access %s: %s", quote(j.src), errText(err)))
+			break
+		}
+		sub := a.copyEntryIn(d, kid, name, joinPath(j.src, name), joinPath(j.dst, name))
+		if sub != nil {
+			last = sub
 		}
 	}
-	a.finishScheduling(d)
+	a.finishScheduling(d, last)
 }
 
-// openDirCopy opens SOURCE's directory again (checking that it still is
-// the one the walk listed) and creates or opens DEST's.
-func (j *job) openDirCopy() (*dirCopy, bool) {
-	r, p, e, src, dst := j.r, j.p, j.e, j.src, j.dst
-	if e.cyclic {
+// copyEntryIn is copyEntry for an entry of the directory d, and returns
+// the directory copied when the entry is one.
+func (a *app) copyEntryIn(d *dirCopy, e *entry, name, src, dst string) *dirCopy {
+	if e.statErr == nil && isDir(&e.st) && a.opts.Recursive {
+		j := &job{a: a, p: d, e: e, name: name, src: src, dst: dst}
+		a.copyDir(j)
+		return j.sub
+	}
+	a.copyEntry(d, e, name, src, dst)
+	return nil
+}
+
+// lookAt looks at the entry name of d's source (lstat, or stat where -L
+// follows links) when its turn comes; near is a directory of d copied
+// last, through which d is opened again when the window closed it.
+func (a *app) lookAt(d *dirCopy, name string, near *dirCopy) (*entry, error) {
+	var nearN *fsdir.Node
+	if near != nil {
+		nearN = near.srcN
+	}
+	sd, err := d.srcN.GetNear(nearN)
+	if err != nil {
+		return nil, err
+	}
+	defer d.srcN.Put()
+	return a.look(sd, name, false), nil
+}
+
+// openDirCopy opens SOURCE's directory (checking that it still is the
+// one looked at), lists it and creates or opens DEST's. It returns the
+// names to copy, sorted.
+func (j *job) openDirCopy() (*dirCopy, []string, bool) {
+	a, r, p, e, src, dst := j.a, j.r, j.p, j.e, j.src, j.dst
+	st := &e.st
+	if p.anc.has(idOf(st)) {
 		// A symbolic link (-L, -H) or a bind mount leading back up.
 		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
-		return nil, false
+		return nil, nil, false
 	}
-	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p}
-	if e.listErr == nil {
-		sd, sst, err := p.src.OpenReadable(e.name, follows(j.a.opts, j.top()))
-		if err == nil && idOf(&sst) != idOf(&e.st) {
-			sd.Release()
-			r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(src)))
-			return nil, false
+	if p.madeAbove(idOf(st)) {
+		// A link in SOURCE leading into DEST, to a directory this run
+		// made and is filling: it was not there when the run began,
+		// and its copy would go on for ever.
+		return nil, nil, false
+	}
+	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p, anc: &ancestor{id: idOf(st), parent: p.anc}}
+	j.sub = d
+	// -x: a mount point is copied, not what is mounted on it.
+	list := !a.opts.OneFileSystem || p.anc == nil || p.anc.id.Dev == st.Dev
+	names, listErr := j.openSourceDir(d, list)
+	if listErr == errSkip {
+		return nil, nil, false
+	}
+	if !j.openDestDir(d) {
+		if d.srcN != nil {
+			d.srcN.Done()
 		}
-		if err != nil {
-			e.listErr = err
+		if list {
+			// Not copied: its entries count as done for the bar.
+			a.skipTree(p.srcN, e, follows(a.opts, j.top()), p.anc)
 		}
-		d.src = sd
+		return nil, nil, false
 	}
-	ok := j.openDestDir(d)
-	if ok && e.listErr != nil {
-		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(e.listErr)))
+	if listErr != nil {
+		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(listErr)))
 	}
-	if !ok && d.src != nil {
-		d.src.Release()
+	slices.Sort(names)
+	return d, names, true
+}
+
+// errSkip: the entry is done (its record says why).
+var errSkip = errors.New("skipped")
+
+// madeAbove reports whether id is d's destination directory or one above
+// it that this run made.
+func (d *dirCopy) madeAbove(id devIno) bool {
+	for ; d != nil; d = d.parent {
+		if d.made && d.dstN.ID() == id {
+			return true
+		}
 	}
-	return d, ok
+	return false
+}
+
+// openSourceDir opens d's source directory in its parent's and, if list,
+// lists it. A directory that is not the one looked at is skipped (errSkip);
+// one that cannot be opened or listed is an error, with the names listed
+// so far.
+func (j *job) openSourceDir(d *dirCopy, list bool) ([]string, error) {
+	p, e := j.p, j.e
+	pd, err := p.srcN.Get()
+	if err != nil {
+		return nil, err
+	}
+	follow := follows(j.a.opts, j.top())
+	sd, sst, err := pd.OpenReadable(e.name, follow)
+	p.srcN.Put()
+	if err != nil {
+		return nil, err
+	}
+	if idOf(&sst) != idOf(&e.st) {
+		sd.Release()
+		j.r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(j.src)))
+		return nil, errSkip
+	}
+	d.srcN = j.a.window.Child(p.srcN, e.name, follow, true, sd, idOf(&sst))
+	defer d.srcN.Put()
+	if !list {
+		return nil, nil
+	}
+	return sd.ReadNames()
 }
 
 // openDestDir creates DEST's directory, or opens an existing one to merge
 // into.
 func (j *job) openDestDir(d *dirCopy) bool {
 	a, r, p, name, src, dst := j.a, j.r, j.p, j.name, j.src, j.dst
+	pd, err := p.dstN.Get()
+	if err != nil {
+		r.fail(fmt.Sprintf("cannot access %s: %s", quote(p.dstN.Path()), errText(err)))
+		return false
+	}
+	defer p.dstN.Put()
 	// Not followed, as cp: a symbolic link in DEST's tree, even to a
 	// directory, is not a directory to merge into, and following it would
 	// write outside the tree.
-	dst0, err := p.dst.Stat(name, false)
+	dst0, err := pd.Stat(name, false)
 	follow, raced := false, false
 	if err == nil && isSymlink(&dst0) && a.opts.KeepDirSymlink {
 		// --keep-directory-symlink: a symlink to a directory is followed.
-		if t, terr := p.dst.Stat(name, true); terr == nil && isDir(&t) {
+		if t, terr := pd.Stat(name, true); terr == nil && isDir(&t) {
 			dst0, follow = t, true
 		}
 	}
@@ -276,7 +384,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		// Owner-writable while its entries are copied; the final mode
 		// comes at the end (a read-only source directory stays
 		// copyable).
-		made, err := p.dst.Mkdir(name)
+		made, err := pd.Mkdir(name)
 		if err != nil {
 			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
 			return false
@@ -297,7 +405,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
 		return false
 	}
-	dd, dst1, err := p.dst.OpenReadable(name, follow)
+	dd, dst1, err := pd.OpenReadable(name, follow)
 	switch {
 	case err != nil && raced:
 		r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(fsdir.Raced(err))))
@@ -311,7 +419,8 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
 		return false
 	}
-	d.dst = dd
+	d.dstN = a.window.Child(p.dstN, name, follow, false, dd, idOf(&dst1))
+	defer d.dstN.Put()
 	if d.created {
 		// The mark says so to a later run, should this one be
 		// interrupted; and nothing can be left over in it.
@@ -324,55 +433,84 @@ func (j *job) openDestDir(d *dirCopy) bool {
 }
 
 // finishScheduling is the walker's last word on d: every entry of d is
-// scheduled. d's finish gets a record after theirs.
-func (a *app) finishScheduling(d *dirCopy) {
+// scheduled. d's finish gets a record after theirs. near is the last
+// directory copied in d, the way back to d should the window have closed
+// it.
+func (a *app) finishScheduling(d *dirCopy, near *dirCopy) {
 	d.rec = a.seq.open()
-	d.done(a)
+	d.done(a, near)
 }
 
-// done notes that one entry of d (or the walker) is done; the last one
-// finishes d.
-func (d *dirCopy) done(a *app) {
+// done notes that one entry of d (or the walker) is done, near a
+// directory of d's if that entry was one; the last one finishes d.
+func (d *dirCopy) done(a *app, near *dirCopy) {
 	if d.pending.Add(-1) == 0 {
-		a.finishDir(d)
+		a.finishDir(d, near)
 	}
 }
 
 // finishDir gives a copied directory its final mode, owner and times, once
 // everything inside it is written, makes its entries durable with --sync,
-// and closes it.
-func (a *app) finishDir(d *dirCopy) {
+// and lets go of it.
+func (a *app) finishDir(d *dirCopy, near *dirCopy) {
 	r := d.rec
-	if d.e != nil {
-		if err := a.setDirAttrs(d); err != nil {
-			r.fail(err.Error())
+	var nearSrc, nearDst *fsdir.Node
+	if near != nil {
+		nearSrc, nearDst = near.srcN, near.dstN
+	}
+	dd, err := d.dstN.GetNear(nearDst)
+	switch {
+	case err != nil:
+		r.fail(fmt.Sprintf("cannot access %s: %s", quote(d.dstN.Path()), errText(err)))
+	default:
+		if d.e != nil {
+			if err := a.setDirAttrs(d, nearSrc, dd); err != nil {
+				r.fail(err.Error())
+			}
 		}
-	}
-	// durability decides whether the directory is fsynced (--sync).
-	if d.dst.Err() == nil {
-		if err := d.dirSync.Finished(a.opts.Sync, d.dst.Fd(), d.e != nil); err != nil {
-			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(d.dst.Path()), errText(err)))
+		// durability decides whether the directory is fsynced (--sync).
+		if dd.Err() == nil {
+			if err := d.dirSync.Finished(a.opts.Sync, dd.Fd(), d.e != nil); err != nil {
+				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(dd.Path()), errText(err)))
+			}
 		}
+		d.dstN.Put()
 	}
-	if d.src != nil {
-		d.src.Release()
-	}
-	d.dst.Release()
 	a.seq.close(r)
 	if d.parent != nil {
-		d.parent.done(a)
+		d.parent.done(a, d)
 	}
+	// After the parent's finish, which may have come back through them.
+	if d.srcN != nil && d.e != nil {
+		d.srcN.Done()
+	}
+	d.dstN.Done()
 }
 
-// setDirAttrs sets a copied directory's attributes, and removes the mark
-// of a directory being filled.
-func (a *app) setDirAttrs(d *dirCopy) error {
+// setDirAttrs sets a copied directory's attributes (DEST open as dd), and
+// removes the mark of a directory being filled. The source is opened
+// again, if the window closed it, when its ACL or extended attributes
+// are copied (near: a directory in it still open).
+func (a *app) setDirAttrs(d *dirCopy, near *fsdir.Node, dd *dir) error {
 	st := &d.e.st
-	t := target{fd: d.dst.Fd()}
 	srcFd := -1
-	if d.src != nil && d.src != cwd {
-		srcFd = d.src.Fd()
+	p := a.opts.Preserve
+	if d.srcN != nil && (p.Mode || p.Xattr) {
+		sd, err := d.srcN.GetNear(near)
+		if err != nil {
+			return output.Wordedf("cannot access %s: %s", quote(d.srcPath), errText(err))
+		}
+		defer d.srcN.Put()
+		srcFd = sd.Fd()
 	}
+	return a.setDirAttrsFrom(d, st, srcFd, dd)
+}
+
+// setDirAttrsFrom sets the attributes of the directory dd, a copy of the
+// source st (whose ACL and extended attributes are read from srcFd, or
+// from d.srcPath when srcFd < 0).
+func (a *app) setDirAttrsFrom(d *dirCopy, st *unix.Stat_t, srcFd int, dd *dir) error {
+	t := target{fd: dd.Fd()}
 	var err error
 	if a.opts.Preserve.Any() {
 		err = a.preserve(t, st, srcFd, d.srcPath, d.dstPath)
@@ -380,12 +518,12 @@ func (a *app) setDirAttrs(d *dirCopy) error {
 	if err == nil && d.created && !a.opts.Preserve.Mode {
 		// The directory took its parent's default ACL as its own at the
 		// mkdir: its own default ACL is the one that applied.
-		if e := t.chmod(newMode(a.opts, a.umask, st.Mode, true, a.createKeeps(sysx.FdPath(d.dst.Fd(), "")))); e != nil {
+		if e := t.chmod(newMode(a.opts, a.umask, st.Mode, true, a.createKeeps(sysx.FdPath(dd.Fd(), "")))); e != nil {
 			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
 		}
 	}
 	if d.created {
-		clearUnfinished(d.dst.Fd())
+		clearUnfinished(dd.Fd())
 	}
 	return err
 }
@@ -418,7 +556,8 @@ func clearUnfinished(fd int) {
 func (a *app) schedule(j *job, f func()) {
 	j.r = a.seq.open()
 	j.p.pending.Add(1)
-	prev, claimed := a.sched.claim(j.p.dst, j.name)
+	j.size, j.regular = j.e.st.Size, isRegular(&j.e.st)
+	prev, claimed := a.sched.claim(j.p.dstN, j.name)
 	size := j.e.st.Size
 	if !isRegular(&j.e.st) {
 		// A FIFO or device read as data may take any time: alone.
@@ -428,16 +567,23 @@ func (a *app) schedule(j *job, f func()) {
 		if prev != nil {
 			<-prev
 		}
-		f()
+		if j.open() {
+			f()
+			j.close()
+		}
+		j.account()
+		if j.finally != nil {
+			j.finally()
+		}
 		claimed()
 		a.seq.close(j.r)
-		j.p.done(a)
+		j.p.done(a, nil)
 	})
 }
 
-// finish waits for the workers, then lets go of what -a's links held.
+// finish waits for the workers and the scan.
 func (a *app) finish() {
 	a.sched.wait()
-	a.links.releaseAll()
 	a.finishParents()
+	a.stopScan()
 }

@@ -35,9 +35,10 @@ const (
 // the files done.
 type Progress struct {
 	done       atomic.Int64 // bytes of the sources accounted for
-	total      int64        // -1 when a source has no known size (FIFO, device)
+	total      atomic.Int64 // -1 when a source has no known size (FIFO, device)
 	files      atomic.Int64 // files done (copied, skipped or failed)
-	filesTotal int64        // regular files the run will copy
+	filesTotal atomic.Int64 // regular files the run will copy
+	scanning   atomic.Bool  // the totals are still being counted (progress_count.go)
 	what       atomic.Pointer[string]
 	file       atomic.Pointer[string] // the file of what, unquoted (Doing)
 	json       bool                   // --progress=json: objects, not a bar
@@ -85,7 +86,9 @@ func IsTerminal(w io.Writer) bool {
 // source's size cannot be known; files is the number of files. Finish
 // stops it.
 func (o *Output) StartProgress(total int64, files int) *Progress {
-	p := &Progress{w: o.stderr, prog: o.prog, total: total, filesTotal: int64(files), start: time.Now(), stop: make(chan struct{}), ttyFd: -1}
+	p := &Progress{w: o.stderr, prog: o.prog, start: time.Now(), stop: make(chan struct{}), ttyFd: -1}
+	p.total.Store(total)
+	p.filesTotal.Store(int64(files))
 	p.Describe("")
 	if IsTerminal(o.stderr) {
 		fd := int(o.stderr.(*os.File).Fd())
@@ -149,12 +152,16 @@ func (p *Progress) foreground() bool {
 // state is what the line shows now.
 func (p *Progress) state() lineState {
 	elapsed := time.Since(p.start)
-	s := lineState{done: p.done.Load(), total: p.total, files: p.files.Load(), filesTotal: p.filesTotal, elapsed: elapsed}
+	s := lineState{done: p.done.Load(), total: p.total.Load(), files: p.files.Load(), filesTotal: p.filesTotal.Load(), elapsed: elapsed}
+	s.counting = p.scanning.Load()
 	s.verb, s.name, _ = strings.Cut(*p.what.Load(), " ")
 	if s.verb == "" {
 		s.verb = "copying"
 	}
-	if s.total >= 0 {
+	switch {
+	case s.counting:
+		s.countingTotals()
+	case s.total >= 0:
 		// A source that grew is not counted past the total.
 		s.done = min(s.done, s.total)
 	}
@@ -176,7 +183,9 @@ func (p *Progress) draw() {
 		return
 	}
 	line := fmt.Sprintf("progress: %s", Size(s.done))
-	if s.total >= 0 {
+	if s.counting {
+		line += s.countingPlain()
+	} else if s.total >= 0 {
 		line += fmt.Sprintf(" of %s (%d%%)", Size(s.total), percent(s.done, s.total))
 		if s.rate > 0 && s.done < s.total {
 			line += fmt.Sprintf(", %s, %s left", Rate(s.rate), left(s.done, s.total, s.rate))
@@ -184,7 +193,7 @@ func (p *Progress) draw() {
 	} else {
 		line += ", " + Rate(s.rate)
 	}
-	if s.filesTotal > 1 {
+	if s.filesTotal > 1 && !s.counting {
 		line += fmt.Sprintf(", %d/%d files", min(s.files, s.filesTotal), s.filesTotal)
 	}
 	if s.verb != "" && s.name != "" {
@@ -215,6 +224,7 @@ type lineState struct {
 	verb, name        string // "copying", "'dst'"
 	done, total       int64  // bytes; total -1 when unknown
 	files, filesTotal int64
+	counting          bool    // the totals are what is counted so far
 	rate              float64 // bytes a second since the start
 	elapsed           time.Duration
 }
@@ -251,7 +261,7 @@ const (
 // fits.
 func layLine(cols int, s lineState) string {
 	width := cols - 1
-	known := s.total >= 0
+	known := s.total >= 0 && !s.counting
 	var text [numParts]string
 	text[partVerb] = s.verb
 	text[partBytes] = Size(s.done)
@@ -270,6 +280,9 @@ func layLine(cols int, s lineState) string {
 	}
 	if s.filesTotal > 1 {
 		text[partFiles] = fmt.Sprintf("%d/%d files", min(s.files, s.filesTotal), s.filesTotal)
+	}
+	if s.counting {
+		s.countingParts(&text)
 	}
 	var widths [numParts]int
 	for i, t := range text {

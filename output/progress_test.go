@@ -21,7 +21,8 @@ import (
 // *cols says.
 func testBar(total int64, cols *int) (*Progress, *bytes.Buffer) {
 	var buf bytes.Buffer
-	p := &Progress{w: &buf, total: total, cols: func() int { return *cols }, ttyFd: -1, start: time.Now()}
+	p := &Progress{w: &buf, cols: func() int { return *cols }, ttyFd: -1, start: time.Now()}
+	p.total.Store(total)
 	p.Describe("")
 	return p, &buf
 }
@@ -69,7 +70,7 @@ func TestBarFits(t *testing.T) {
 			for _, name := range names {
 				cols := 0
 				p, buf := testBar(c.total, &cols)
-				p.filesTotal = c.files
+				p.filesTotal.Store(c.files)
 				p.start = time.Now().Add(-3 * time.Second)
 				p.Describe(strings.TrimSpace(verb + " " + name))
 				p.Add(c.done)
@@ -394,7 +395,8 @@ func TestSize(t *testing.T) {
 func TestBarOnDumbTerminal(t *testing.T) {
 	var buf bytes.Buffer
 	cols := 120
-	p := &Progress{w: &buf, total: 4 << 30, cols: func() int { return cols }, dumb: true, ttyFd: -1, start: time.Now()}
+	p := &Progress{w: &buf, cols: func() int { return cols }, dumb: true, ttyFd: -1, start: time.Now()}
+	p.total.Store(4 << 30)
 	p.Describe("copying 'a-rather-long-file-name.img'")
 	p.Add(1 << 30)
 	p.draw()

@@ -53,7 +53,11 @@ type ProgressJSON struct {
 // StartProgressJSON starts --progress=json on stderr: a "start" object now,
 // a "progress" object every second, an "end" object at Finish.
 func (o *Output) StartProgressJSON(total int64, files int) *Progress {
-	p := o.newProgress(total, files)
+	return o.startJSON(o.newProgress(total, files))
+}
+
+// startJSON starts --progress=json for p.
+func (o *Output) startJSON(p *Progress) *Progress {
 	p.json = true
 	o.mu.Lock()
 	p.writeJSON(EventStart)
@@ -82,7 +86,9 @@ type counting struct {
 
 // newProgress is a Progress of o's that Status reports on.
 func (o *Output) newProgress(total int64, files int) *Progress {
-	p := &Progress{w: o.stderr, prog: o.prog, total: total, filesTotal: int64(files), start: time.Now(), stop: make(chan struct{}), ttyFd: -1, out: o}
+	p := &Progress{w: o.stderr, prog: o.prog, start: time.Now(), stop: make(chan struct{}), ttyFd: -1, out: o}
+	p.total.Store(total)
+	p.filesTotal.Store(int64(files))
 	p.Describe("")
 	o.mu.Lock()
 	o.status = p
@@ -148,6 +154,9 @@ func statusLine(s lineState) string {
 	if s.name != "" {
 		line += " " + s.name
 	}
+	if s.counting {
+		return line + s.countingStatus()
+	}
 	if s.total >= 0 {
 		line += fmt.Sprintf(": %d of %d bytes (%s of %s, %d%%)", s.done, s.total, Size(s.done), Size(s.total), percent(s.done, s.total))
 	} else {
@@ -179,11 +188,15 @@ func (p *Progress) progressJSON(event string) ProgressJSON {
 	default:
 		j.File = s.name // described otherwise: as shown
 	}
-	if s.total >= 0 {
+	if s.total >= 0 && !s.counting {
 		j.Percent = percent(s.done, s.total)
 		if s.rate > 0 {
 			j.ETAS = round3(float64(s.total-s.done) / s.rate)
 		}
+	}
+	if s.counting {
+		// Still counted: not known yet.
+		j.TotalBytes, j.TotalFiles = -1, -1
 	}
 	return j
 }

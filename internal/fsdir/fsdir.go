@@ -106,10 +106,15 @@ func (d *Dir) open(name, shown string, follow bool) (*Dir, error) {
 // OpenReadable opens the directory name in d for reading (O_NOFOLLOW unless
 // follow), and returns its fstat: a source directory, which is listed.
 func (d *Dir) OpenReadable(name string, follow bool) (*Dir, unix.Stat_t, error) {
-	var st unix.Stat_t
 	if d.err != nil {
-		return nil, st, d.err
+		return nil, unix.Stat_t{}, d.err
 	}
+	return d.openReadable(name, d.Join(name), follow)
+}
+
+// openReadable is OpenReadable, the directory named shown in messages.
+func (d *Dir) openReadable(name, shown string, follow bool) (*Dir, unix.Stat_t, error) {
+	var st unix.Stat_t
 	flags := dirFlags
 	if !follow {
 		flags |= unix.O_NOFOLLOW
@@ -122,7 +127,9 @@ func (d *Dir) OpenReadable(name string, follow bool) (*Dir, unix.Stat_t, error) 
 		unix.Close(fd)
 		return nil, st, err
 	}
-	return New(fd, d.Join(name)), st, nil
+	sub := New(fd, shown)
+	sub.idOnce.Do(func() { sub.ident = IDOf(&st) })
+	return sub, st, nil
 }
 
 // Fd is the directory's descriptor (AT_FDCWD for Cwd, -1 for a Failed one).
