@@ -473,6 +473,11 @@ func (a *app) finishDir(d *dirCopy, near *dirCopy) {
 			if err := d.dirSync.Finished(a.opts.Sync, dd.Fd(), d.e != nil); err != nil {
 				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(dd.Path()), errText(err)))
 			}
+			if d.made && a.created == nil {
+				// Nothing more is made in it (with one SOURCE: several
+				// may merge into one directory).
+				a.session.DirDone(dd)
+			}
 		}
 		d.dstN.Put()
 	}

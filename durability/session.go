@@ -268,3 +268,13 @@ func (s *Session) DirCreated(dirfd int) {
 	}
 	s.dirs[identityOf(&st)] = nil
 }
+
+// DirDone tells the session that this run makes nothing more in the
+// directory d: what it knows of d goes, so that a run over a tree of any
+// size keeps it only for the directories being filled.
+func (s *Session) DirDone(d *fsdir.Dir) {
+	id := d.ID()
+	s.dirsMu.Lock()
+	defer s.dirsMu.Unlock()
+	delete(s.dirs, identity{dev: id.Dev, ino: id.Ino})
+}
