@@ -10,6 +10,7 @@ package integration_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -332,8 +333,11 @@ func TestDirectSignalWithRequestsInFlight(t *testing.T) {
 	src, dst, temp := join(dir, "src"), join(dir, "dst"), join(dir, resumeTemp)
 	writePattern(t, src, size, t.Name())
 	run := startSlow(t, dir, "pwrite64", 150*time.Millisecond, "--resume", "--strategy=direct", "src", "dst")
-	run.waitUntil(t, "the temporary file", func() bool { return sizeOf(temp) > 0 })
-	time.Sleep(700 * time.Millisecond)
+	// Direct issues no chunk further than its window (48 MiB) past the
+	// part of the copy that is complete: the source's bytes at 64 MiB in
+	// the temporary file mean that the checkpoint the signal records is
+	// past the start, and the pipeline still has the rest to write.
+	run.waitUntil(t, "the bytes at 64 MiB", func() bool { return holdsPattern(temp, 64<<20) })
 	if code := run.signal(t, syscall.SIGTERM); code != 143 {
 		t.Fatalf("exit status %d after SIGTERM, want 143; stderr %q", code, run.output())
 	}
@@ -400,4 +404,22 @@ func TestDirectNoRoomFailsBeforeWriting(t *testing.T) {
 	if !strings.Contains(trace, "fallocate(") || !strings.Contains(trace, "ENOSPC") || strings.Contains(trace, "pwrite64(") {
 		t.Errorf("want a refused fallocate and no data write, strace:\n%s", trace)
 	}
+}
+
+// holdsPattern reports whether path holds writePattern's block at off (a
+// multiple of 1 MiB past 0), which starts with its offset; it reads with
+// O_DIRECT, past the page cache, as a direct copy writes.
+func holdsPattern(path string, off int64) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return false
+	}
+	defer unix.Munmap(buf)
+	n, err := unix.Pread(fd, buf, off)
+	return err == nil && n >= 8 && binary.LittleEndian.Uint64(buf) == uint64(off)
 }
