@@ -129,7 +129,8 @@ func (a *app) preserveMode(t target, st *unix.Stat_t, mode uint32, srcFd int, sr
 		}
 	}
 	if !aclChanged && t.st != nil && t.st.Mode&0o7777 == mode {
-		// Created with that mode (namedPerm), and no ACL changed it.
+		// Created with that mode (an unnamed file, or a mode of 0600),
+		// and no ACL changed it: a chmod would change nothing.
 		return nil
 	}
 	// After the ACL, which sets the group class from its mask: the mode

@@ -368,7 +368,6 @@ func (c *fileCopy) destOptions() durability.Options {
 		Truncate:     c.inPlace && !c.special,
 		Perm:         os.FileMode(c.e.st.Mode & 0o777),
 		UnnamedPerm:  c.unnamedPerm(),
-		NamedPerm:    c.namedPerm(),
 		Sync:         o.Sync,
 		NoCache:      o.NoCache,
 		Verify:       o.Verify,
@@ -395,31 +394,6 @@ func (c *fileCopy) unnamedPerm() os.FileMode {
 		return 0o666
 	}
 	return os.FileMode(c.e.st.Mode & 0o777)
-}
-
-// namedPerm is the mode a named temporary file (no O_TMPFILE here) is
-// created with: 0 (0600), or the mode DEST will have (with -p the
-// source's; for a new DEST without it the one cp creates it with, which
-// the umask or a default ACL then cuts as for cp), without write for
-// others and without set-ID bits, when its group may read and run no more
-// than everybody (until a chown the file's group may be its directory's):
-// the file then shows nobody anything DEST will not, and setAttrs needs
-// no chmod, a round trip or two on a network filesystem. A --resume
-// leftover stays 0600.
-func (c *fileCopy) namedPerm() os.FileMode {
-	var m uint32
-	switch {
-	case c.resumable:
-		return 0
-	case c.a.opts.Preserve.Mode:
-		m = c.e.st.Mode & 0o755
-	default:
-		m = uint32(c.unnamedPerm()) & 0o755 // 0 for an existing DEST
-	}
-	if (m>>3)&0o7&^(m&0o7) != 0 {
-		return 0
-	}
-	return os.FileMode(m)
 }
 
 // startCheckpoints starts --resume's record on a new temporary file, and

@@ -70,14 +70,9 @@ type Options struct {
 	// file); 0 means 0600. Nobody can open a file that has no name, so it
 	// may have its final mode from the start, as cp's DEST has: the
 	// caller then need not chmod it (Stat says what the kernel made of
-	// it). A named temporary file is 0600 until it is complete, unless
-	// NamedPerm says otherwise.
+	// it). A named temporary file, which others could open, is 0600
+	// until it is complete.
 	UnnamedPerm os.FileMode
-	// NamedPerm is the mode a named temporary file is created with; 0
-	// means 0600. Others can open a named file while it is written: the
-	// caller gives it a mode that shows nobody anything that DEST, once
-	// complete, will not (and never lets others write).
-	NamedPerm os.FileMode
 	// Sync is the --sync mode: how the data and the directory entry are
 	// made durable before Commit returns.
 	Sync SyncMode
@@ -268,7 +263,7 @@ func (d *Destination) Leftovers() []Leftover { return d.swept }
 // Create opens the destination name in dir (an entry of dir, or a path
 // relative to it; in fsdir.Cwd, any path): a new temporary file in DEST's
 // directory (unnamed where the filesystem allows it, see tempfile.go), of
-// mode o.UnnamedPerm or o.NamedPerm (see Options; 0600 when 0), or DEST
+// mode o.UnnamedPerm (see Options; 0600 when 0) when it has no name, 0600 when it has one, or DEST
 // itself when o.InPlace (created, if it must be, with o.Perm; 0666 when
 // 0). The open call carries O_SYNC or O_DSYNC when o.Sync asks for them.
 // Every call is relative to DEST's directory, which the Destination holds
@@ -318,7 +313,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
 	} else {
-		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags, o.NamedPerm)
+		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags)
 		if err != nil {
 			dir.Release()
 			return nil, err

@@ -28,7 +28,7 @@ import (
 // the filesystem allows it and the copy will not be resumed; otherwise it
 // is named from the start. The named file's steps, in this order:
 //
-//	openat(dir, .fastcp-NAME.HEX, O_CREAT|O_EXCL|O_NOFOLLOW, 0600 or Options.NamedPerm), fstat: the identity
+//	openat(dir, .fastcp-NAME.HEX, O_CREAT|O_EXCL|O_NOFOLLOW, 0600), fstat: the identity
 //	flock(LOCK_EX) on a duplicate of the descriptor: "a copy is writing this"
 //	fstatat: the name still is this file (else start over under a new name)
 //	fsetxattr(user.fastcp.temp): "fastcp made this"
@@ -235,10 +235,7 @@ func (e *tempEntry) renameOver(target string) error {
 // cannot leave it behind. st is the new file's fstat, made right after the
 // create (for its identity), which the Destination keeps as its Stat.
 // markErr is why the file could not be marked (nil: it is).
-func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int, perm os.FileMode) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, markErr, err error) {
-	if perm = perm.Perm() &^ 0o022; perm == 0 {
-		perm = 0o600
-	}
+func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, markErr, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
@@ -246,7 +243,7 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int, perm os.
 		st = new(unix.Stat_t)
 		e, err = s.create(dir, name, func() (identity, error) {
 			var err error
-			fd, err = openat(dir.Fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, uint32(perm))
+			fd, err = openat(dir.Fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
 			if err != nil {
 				return identity{}, err
 			}

@@ -540,12 +540,11 @@ func TestSSHFSReplaceExisting(t *testing.T) {
 }
 
 // On sshfs (no O_TMPFILE: the temporary file is named from the start) -a
-// makes no chown or chmod that would change nothing, each a round trip or
-// three: a file of the copier's own whose group may see no more than
-// everybody is created with its final mode (a named file others can open
-// shows them nothing DEST will not), one with a mode for its group alone
-// is created 0600 and given its mode at the end, one of another owner is
-// given its owner. Every DEST ends with the source's mode and owner.
+// makes no chown that would change nothing, each a round trip or three: a
+// file of the copier's own is given no owner, one of another owner is. A
+// named temporary file others could open is created 0600 whatever DEST's
+// mode will be, and given that mode at the end. Every DEST ends with the
+// source's mode and owner.
 func TestSSHFSNoNeedlessSetattr(t *testing.T) {
 	m := sshfsMount(t)
 	strace := durStrace(t)
@@ -557,10 +556,11 @@ func TestSSHFSNoNeedlessSetattr(t *testing.T) {
 		chmod       bool
 		createdMode string
 	}{
-		{"public", 0o644, 0, false, "0644"},
-		{"exec", 0o755, 0, false, "0755"},
+		{"public", 0o644, 0, true, "0600"},
+		{"exec", 0o755, 0, true, "0600"},
 		{"group", 0o640, 0, true, "0600"},
-		{"other-owner", 0o644, 4321, false, "0644"},
+		{"private", 0o600, 0, false, "0600"},
+		{"other-owner", 0o644, 4321, true, "0600"},
 	}
 	var names []string
 	for _, f := range files {
@@ -578,8 +578,14 @@ func TestSSHFSNoNeedlessSetattr(t *testing.T) {
 		t.Fatal(err)
 	}
 	trace := string(b)
-	if n := strings.Count(trace, "fchmod("); n != 1 {
-		t.Errorf("%d fchmod calls, want 1 (the group-only file's):\n%s", n, trace)
+	chmods := 0
+	for _, f := range files {
+		if f.chmod {
+			chmods++
+		}
+	}
+	if n := strings.Count(trace, "fchmod("); n != chmods {
+		t.Errorf("%d fchmod calls, want %d (all but the 0600 file's):\n%s", n, chmods, trace)
 	}
 	if calls := regexp.MustCompile(`fchown\(\d+, (\d+), (\d+)\)`).FindAllStringSubmatch(trace, -1); len(calls) != 1 || calls[0][1] != "4321" {
 		t.Errorf("fchown calls %v, want one, to 4321", calls)
@@ -594,15 +600,15 @@ func TestSSHFSNoNeedlessSetattr(t *testing.T) {
 		}
 	}
 	// Without -p a new DEST gets the mode cp creates it with, less the
-	// umask: the same rule, the same one chmod.
+	// umask: the same rule, the same chmods.
 	mustMkdir(t, join(m.Dir, "r"))
 	cmd = exec.Command(strace, append([]string{"-f", "-qq", "-o", log, "-e", "trace=fchmod,fchown", "sh", "-c", `umask 022 && exec "$@"`, "sh", setup.Bin, "-r"}, append(names, join(m.Dir, "r")+"/")...)...)
 	wantSuccess(t, runCmd(t, cmd))
 	if b, err = os.ReadFile(log); err != nil {
 		t.Fatal(err)
 	}
-	if n, c := strings.Count(string(b), "fchmod("), strings.Count(string(b), "fchown("); n != 1 || c != 0 {
-		t.Errorf("-r: %d fchmod and %d fchown calls, want 1 and none:\n%s", n, c, b)
+	if n, c := strings.Count(string(b), "fchmod("), strings.Count(string(b), "fchown("); n != chmods || c != 0 {
+		t.Errorf("-r: %d fchmod and %d fchown calls, want %d and none:\n%s", n, c, chmods, b)
 	}
 	for _, f := range files {
 		if st := statT(t, join(m.Remote, "r", f.name)); os.FileMode(st.Mode&0o7777) != f.mode {
