@@ -133,7 +133,14 @@ func runCmd(t testing.TB, cmd *exec.Cmd) result {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	return cmdResult(t, cmd, err, stdout.String(), stderr.String())
+}
+
+// cmdResult is what cmd did: it ended with err (from Wait), having written
+// stdout and stderr. A death by a signal fails the test.
+func cmdResult(t testing.TB, cmd *exec.Cmd, err error, stdout, stderr string) result {
+	t.Helper()
+	r := result{stdout: stdout, stderr: stderr}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -146,6 +153,57 @@ func runCmd(t testing.TB, cmd *exec.Cmd) result {
 		t.Fatalf("running %s: %v", cmd.Path, err)
 	}
 	return r
+}
+
+// watched is output that a test waits on as it is written: a command's
+// stdout or stderr, or what is drawn on a terminal (copied from its
+// master).
+type watched struct {
+	mu     sync.Mutex
+	more   sync.Cond // more was written, or the writer closed it
+	buf    bytes.Buffer
+	closed bool
+}
+
+func newWatched() *watched {
+	w := &watched{}
+	w.more.L = &w.mu
+	return w
+}
+
+func (w *watched) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.more.Broadcast()
+	return w.buf.Write(b)
+}
+
+// close says that nothing more will be written.
+func (w *watched) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	w.more.Broadcast()
+}
+
+// waitFor waits until what was written so far satisfies cond; false when
+// it was closed first.
+func (w *watched) waitFor(cond func(string) bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !cond(w.buf.String()) {
+		if w.closed {
+			return false
+		}
+		w.more.Wait()
+	}
+	return true
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // wantSuccess fails the test unless r is a silent success: exit 0 and

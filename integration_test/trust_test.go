@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -388,16 +387,7 @@ func fastcpNeverWaiting(t *testing.T, dir string, args ...string) result {
 	for {
 		select {
 		case err := <-waited:
-			r := result{stdout: stdout.String(), stderr: stderr.String()}
-			var ee *exec.ExitError
-			switch {
-			case err == nil:
-			case errors.As(err, &ee) && !ee.Sys().(syscall.WaitStatus).Signaled():
-				r.code = ee.ExitCode()
-			default:
-				t.Fatalf("running %s: %v; stderr: %s", cmd.Path, err, r.stderr)
-			}
-			return r
+			return cmdResult(t, cmd, err, stdout.String(), stderr.String())
 		case <-time.After(time.Millisecond):
 		}
 		if w := sleepingIn(cmd.Process.Pid, lockWaits); w != "" {
