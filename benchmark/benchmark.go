@@ -97,6 +97,7 @@
 //	          "calls": {              the copier's counters of the median-time run
 //	            "reflink":         {"calls": 0, "bytes": 0},
 //	            "copy_file_range": {"calls": 0, "bytes": 0},
+//	            "direct":          {"calls": 0, "bytes": 0},
 //	            "sendfile":        {"calls": 0, "bytes": 0},
 //	            "splice":          {"calls": 0, "bytes": 0},
 //	            "rw":              {"calls": 513, "bytes": 268435456},
@@ -124,7 +125,24 @@
 //	          "errno": "",              then the measurements are 0, errno is "EOPNOTSUPP"
 //	          "error": ""               and error "ioctl(FICLONE): EOPNOTSUPP (Operation not supported)"
 //	        }
-//	      ]
+//	      ],
+//	      "device_limit": {           section 1's yardstick (zeros in sections 2, 3)
+//	        "block_bytes": 4194304,   O_DIRECT requests of this size,
+//	        "depth": 8,               this many in flight on each side
+//	        "buffers": "2 MiB transparent huge pages",   or "2 MiB huge pages
+//	                                  (hugetlb)", "4 KiB pages"
+//	        "runs": 3,                one a round of section 1
+//	        "read_s": 0.19,           the source read whole, cold, while the
+//	        "read_mb_per_s": 1412.8,  write runs (median)
+//	        "read_resident": 0.0,     the source's largest cached share before a read
+//	        "write_s": 0.20,          a new file as large, and its fdatasync (median)
+//	        "flush_s": 0.01,          that fdatasync
+//	        "write_mb_per_s": 1342.2,
+//	        "limit_mb_per_s": 1342.2, the slower of the two; 0 when unknown
+//	        "limit_min_mb_per_s": 1300.1,   the spread of the runs
+//	        "limit_max_mb_per_s": 1400.5,
+//	        "error": ""               why it could not be measured, or ""
+//	      }
 //	    }
 //	  ],
 //	  "syscall_cost": {               section 4
@@ -737,7 +755,7 @@ type rowSpec struct {
 
 func (r rowSpec) label() string {
 	if r.strategy == copier.Auto && r.sync != durability.SyncNone {
-		return AutoSyncLabel
+		return autoSyncLabel
 	}
 	l := r.strategy.String()
 	if r.buffer > 0 {

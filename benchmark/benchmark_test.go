@@ -578,7 +578,7 @@ func TestTables(t *testing.T) {
 	for _, want := range []string{
 		"\n1. Strategies", "\n2. rw loop by buffer size", "\n3. --sync modes", "\n4. Cost of one system call",
 		"  4 KiB", " 16 MiB", "\nosync ", "\nodsync ", "getpid (raw syscall)", "MB/s", "copy ms", "disk ms", "CPU s", "syscalls",
-		"\n" + AutoSyncLabel + " ", "\ndevice limit ", "\nverdict: ",
+		"\n" + autoSyncLabel + " ", "\ndevice limit ", "\nverdict: ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -282,21 +282,15 @@ func (p *tablePrinter) section3(s *Section) {
 	p.lines(t.lines(p.width)...)
 }
 
-// DefaultRWLabel is how the tables name the rw loop with its default
-// buffer: "rw (512 KiB)".
-func DefaultRWLabel() string {
-	return fmt.Sprintf("rw (%s)", formatSize(copier.DefaultBufferSize))
-}
-
-// AutoSyncLabel is how section 1 names auto choosing as a --sync copy.
-const AutoSyncLabel = "auto --sync"
+// autoSyncLabel is how section 1 names auto choosing as a --sync copy.
+const autoSyncLabel = "auto --sync"
 
 func strategyLabel(r *Row) string {
 	switch {
 	case r.Strategy == copier.RW.String():
 		return fmt.Sprintf("rw (%s)", formatSize(int64(r.BufferSize)))
 	case r.Strategy == copier.Auto.String() && r.Section == 1 && r.Sync != "none":
-		return AutoSyncLabel
+		return autoSyncLabel
 	}
 	return r.Strategy
 }

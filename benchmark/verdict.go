@@ -10,10 +10,11 @@ import (
 // The verdict says whether a strategy forced with --strategy would beat
 // what auto chooses on this filesystem, and what to do about it. Runs on a
 // shared or virtual machine vary from one to the next (the host's cache,
-// its other guests, the page allocator: the same buffered copy takes 0.2 s
-// or 1 s), so a strategy is named only when the difference is larger than
-// that variation, as this benchmark measured it: the slowest run of the
-// strategy beat the fastest run of auto's choice by more than the noise,
+// its other guests, the page allocator: the same buffered copy can take
+// several times as long, docs/measurements.md), so a strategy is named
+// only when the difference is larger than that variation, as this
+// benchmark measured it: the slowest run of the strategy beat the fastest
+// run of auto's choice by more than the noise,
 // the relative spread ((max - min) / median) of the median row at that end
 // point, and by minMargin at least. Auto's runs for this are its own row's
 // together with the forced row of the strategy it chose, which copy the

@@ -30,8 +30,9 @@ const benchSize = 8 << 20
 var benchArgs = []string{"--benchmark", "--bench-size=8M", "--bench-runs=1"}
 
 // benchStrategies are section 1's rows, as the table labels them: auto as
-// fastcp chooses, without and with --sync, then every strategy forced.
-var benchStrategies = []string{"auto", benchmark.AutoSyncLabel, "reflink", "copy_file_range", "direct", "sendfile", "splice", benchmark.DefaultRWLabel()}
+// fastcp chooses, without and with --sync, then every strategy forced (rw
+// with its default buffer, copier.DefaultBufferSize).
+var benchStrategies = []string{"auto", "auto --sync", "reflink", "copy_file_range", "direct", "sendfile", "splice", "rw (512 KiB)"}
 
 // benchWide is the terminal width of the runs whose section 1 rows are
 // parsed: wide enough for every column, the copier's calls included.
@@ -493,7 +494,7 @@ func TestBenchmark80Columns(t *testing.T) {
 					t.Errorf("COLUMNS=132 gave no line wider than 80:\n%s", r.stdout)
 				}
 			}
-			for _, want := range []string{"\n1. Strategies", "\nauto  ", "\n" + benchmark.AutoSyncLabel + "  ", "\ndevice limit  ",
+			for _, want := range []string{"\n1. Strategies", "\nauto  ", "\nauto --sync  ", "\ndevice limit  ",
 				"\n2. rw loop", "\n3. --sync modes", "\n4. Cost of one system call", "\nverdict: "} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("the report lacks %q:\n%s", want, r.stdout)
