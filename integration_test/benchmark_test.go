@@ -180,9 +180,17 @@ func benchCheckOutput(t *testing.T, out string, refused map[string]string) {
 	}
 }
 
+// benchLastLine is the report's last paragraph's first line: its last line
+// that is not indented, as a paragraph wrapped at the width goes on in
+// lines that are.
 func benchLastLine(out string) string {
 	ls := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	return ls[len(ls)-1]
+	for i := len(ls) - 1; i > 0; i-- {
+		if !strings.HasPrefix(ls[i], " ") {
+			return ls[i]
+		}
+	}
+	return ls[0]
 }
 
 const (
