@@ -57,9 +57,11 @@ func run() int {
 		fastcp  = flag.String("fastcp", "", "fastcp binary to time (default: ./fastcp at the repository root)")
 		base    = flag.String("baseline", "", "an earlier fastcp binary, timed beside fastcp in every scenario as \"baseline\" (\"no worse than before\", in the same run)")
 		verbose = flag.Bool("v", false, "print every timed run on stderr, as it ends")
+		bigTree = flag.Int("bigtree", bigTreeFiles, "files in the large tree of small files (tree-2m; fewer for a quick run)")
 	)
 	flag.Parse()
-	if flag.NArg() > 0 || *runs < 1 {
+	bigTreeFiles = *bigTree
+	if flag.NArg() > 0 || *runs < 1 || *bigTree < 1 {
 		flag.Usage()
 		return 2
 	}
@@ -119,6 +121,7 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "peerbench: %s: %d tools x %d runs\n", sc.id, len(sc.tools), o.runs)
 		r := runScenario(ctx, ws, sc, o)
 		results = append(results, r)
+		measured[sc.id] = r
 		r.print(os.Stdout)
 		if ctx.Err() != nil {
 			break

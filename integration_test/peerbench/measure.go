@@ -133,7 +133,7 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 	if r.srcBlocks, err = diskUsage(src); err != nil {
 		return err
 	}
-	if !r.sc.cold {
+	if !r.sc.cold && !r.sc.coldMeta {
 		if err := warm(src); err != nil {
 			return fmt.Errorf("reading the source: %w", err)
 		}
@@ -141,7 +141,7 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 
 	// What fastcp decided, from one untimed --debug run per fastcp tool.
 	for _, tr := range r.tools {
-		if tr.tool.argv[0] != "{fastcp}" {
+		if tr.tool.argv[0] != "{fastcp}" || r.sc.noDebug {
 			continue
 		}
 		argv := slices.Insert(slices.Clone(tr.tool.argv), 1, "--debug")
@@ -186,6 +186,11 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			var resident int64
 			if r.sc.cold {
 				if resident, err = dropCaches(src); err != nil {
+					return err
+				}
+			}
+			if r.sc.coldMeta {
+				if err := dropMetadata(); err != nil {
 					return err
 				}
 			}

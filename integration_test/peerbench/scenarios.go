@@ -25,6 +25,17 @@ type scenario struct {
 	cold         bool                     // drop the page cache before every run (cold.go)
 	existingDest bool                     // a copy of the source is at DST before every run (untimed)
 	notes        func(r *result) []string // extra lines under the table
+	// coldMeta: the page cache, dentries and inodes are dropped before
+	// every run, and nothing of the source is read or looked at after
+	// (no residency measured): a tree whose metadata must come from the
+	// disk.
+	coldMeta bool
+	// noDebug: no untimed --debug run of fastcp (a tree of millions of
+	// files would print millions of lines, for nothing).
+	noDebug bool
+	// baseline: the fastcp tool that -baseline pairs with the earlier
+	// fastcp, when none is named plain "fastcp".
+	baseline string
 }
 
 // A tool is one command line timed in a scenario. In argv, {src} and {dst}
@@ -296,6 +307,7 @@ func defaultScenarios(size int64) []*scenario {
 				ratioAtMost("fastcp -r -j 4", "cp -r", 0.7),
 				peakRSSAtMost("fastcp -r", maxRSS),
 			},
+			baseline: "fastcp -r",
 		},
 		{
 			// A network mount, where every metadata call is a round trip
@@ -345,7 +357,7 @@ func defaultScenarios(size int64) []*scenario {
 			tools:   []tool{fastcpTool(), cpTool, iocopyTool},
 			targets: []target{ratio("fastcp", "cp"), ratio("fastcp", "iocopy")},
 		},
-	}, append(checksumScenarios(size), append(coldScenarios(), coldChecksumScenario())...)...)
+	}, append(append(checksumScenarios(size), treeScenarios()...), append(coldScenarios(), coldChecksumScenario())...)...)
 }
 
 // sweepBuffers are the rw buffer sizes the sweep times.
@@ -461,12 +473,16 @@ func reflinkScenario(fs, sz string, src source) *scenario {
 // two compare: "no worse than before" measured in one run, not remembered
 // from another machine's.
 func addBaseline(sc *scenario) {
+	paired := "fastcp"
+	if sc.baseline != "" {
+		paired = sc.baseline
+	}
 	for _, t := range sc.tools {
-		if t.name != "fastcp" {
+		if t.name != paired {
 			continue
 		}
 		b := t
-		b.name = "baseline"
+		b.name = strings.Replace(paired, "fastcp", "baseline", 1)
 		b.argv = slices.Clone(t.argv)
 		for i, a := range b.argv {
 			if a == "{fastcp}" {
@@ -474,7 +490,7 @@ func addBaseline(sc *scenario) {
 			}
 		}
 		sc.tools = append(sc.tools, b)
-		sc.targets = append(sc.targets, ratioAtMost("fastcp", "baseline", 1.05))
+		sc.targets = append(sc.targets, ratioAtMost(paired, b.name, 1.05))
 		return
 	}
 }

@@ -119,6 +119,17 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 		return ws, fmt.Errorf("go build iocopy: %v\n%s", err, out)
 	}
 	bins["{iocopy}"] = iocopy
+	// The maker of the trees of small files, and the timer of a copy's
+	// first file.
+	for _, helper := range []string{"mktree", "firstfile"} {
+		bin := filepath.Join(root, helper)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "fastcp/integration_test/"+helper)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return ws, fmt.Errorf("go build %s: %v\n%s", helper, err, out)
+		}
+		bins["{"+helper+"}"] = bin
+	}
+	mktreeBin = bins["{mktree}"]
 	// The floors of the one-invocation-a-file loops: a Go program that
 	// does nothing, built as the Makefile builds fastcp (static,
 	// stripped), and the C one, true.
