@@ -3,6 +3,7 @@
 package copier
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +73,9 @@ type fanLoop struct {
 	holes           int64 // bytes of holes passed
 	extents         int
 	targets         []*fanDest
-	waitSince       time.Time // the readers wait for the slowest destination since
+	out             []*fanChunk // the chunks handed out, not yet let go of, in order
+	holders         []*fanDest  // the destinations the readers wait for (startWait)
+	waitSince       time.Time   // the readers wait for the slowest destination since
 }
 
 // shared copies the source into the destinations not done yet with one
@@ -448,7 +451,7 @@ func (l *fanLoop) run() int64 {
 			break
 		}
 		if len(l.free) == 0 && !l.halted && !l.allIssued && l.waitSince.IsZero() {
-			l.waitSince = time.Now()
+			l.startWait()
 		}
 		select {
 		case ch := <-l.done:
@@ -458,6 +461,9 @@ func (l *fanLoop) run() int64 {
 			l.dispatch()
 		case ch := <-l.freed:
 			l.outstanding--
+			if i := slices.Index(l.out, ch); i >= 0 {
+				l.out = slices.Delete(l.out, i, i+1)
+			}
 			l.free = append(l.free, ch.buf)
 			l.paced()
 			if p := l.f.opts.Progress; p != nil {
@@ -687,6 +693,7 @@ func (l *fanLoop) dispatch() {
 		l.prevEnd = ch.off + int64(ch.n)
 		ch.refs.Store(int32(refs))
 		l.outstanding++
+		l.out = append(l.out, ch)
 		for _, d := range l.targets {
 			d.queue <- ch
 		}
@@ -704,24 +711,45 @@ func (l *fanLoop) release(ch *fanChunk) {
 	}
 }
 
+// startWait notes that the readers wait for a buffer, and which
+// destinations hold the oldest one handed out: those that have not
+// written it yet, when another has (all of them behind is no one
+// destination pacing the others; the hash holding it, neither).
+func (l *fanLoop) startWait() {
+	l.waitSince = time.Now()
+	l.holders = l.holders[:0]
+	if len(l.out) == 0 {
+		return
+	}
+	oldest := l.out[0]
+	end := oldest.off + int64(oldest.n)
+	ahead := false
+	for _, d := range l.live {
+		if d.failed.Load() {
+			continue
+		}
+		if d.written.Load() < end {
+			l.holders = append(l.holders, d)
+		} else {
+			ahead = true
+		}
+	}
+	if !ahead {
+		l.holders = l.holders[:0]
+	}
+}
+
 // paced charges the time the readers waited for a free buffer to the
-// destinations furthest behind: the slowest, which the others wait for.
+// destinations that held it (startWait): the slowest, which the others
+// wait for.
 func (l *fanLoop) paced() {
 	if l.waitSince.IsZero() {
 		return
 	}
 	waited := time.Since(l.waitSince)
 	l.waitSince = time.Time{}
-	low := int64(-1)
-	for _, d := range l.live {
-		if w := d.written.Load(); !d.failed.Load() && (low < 0 || w < low) {
-			low = w
-		}
-	}
-	for _, d := range l.live {
-		if !d.failed.Load() && d.written.Load() == low {
-			d.c.res.Paced += waited
-		}
+	for _, d := range l.holders {
+		d.c.res.Paced += waited
 	}
 }
 
