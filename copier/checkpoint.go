@@ -9,14 +9,15 @@ import (
 )
 
 // Checkpoints, for --resume: the destination's data is made durable
-// (fdatasync) at least every DefaultCheckpointBytes bytes written and every
+// (Options.CheckpointFlush: durability's fdatasync) at least every
+// DefaultCheckpointBytes bytes written and every
 // DefaultCheckpointInterval, whichever comes first, and the offset below
 // which the destination then holds the source's bytes is handed to
 // Options.Checkpoint, which records it. A copy killed later (SIGKILL, a
 // crash) starts again from the last recorded offset and redoes at most what
 // came after it.
 //
-// The fdatasync runs on a goroutine of its own while the copy goes on: the
+// The flush runs on a goroutine of its own while the copy goes on: the
 // time a flush of a GiB takes the device would otherwise add to the copy's
 // own (docs/measurements.md). Only data
 // written before the call started is covered, so the offset recorded is
@@ -37,6 +38,7 @@ var defaultCheckpointBytes int64 = DefaultCheckpointBytes
 
 // checkpointer is the state of one copy's checkpoints.
 type checkpointer struct {
+	flush  func(fd int) error // Options.CheckpointFlush
 	record func(off int64) error
 	// recordHash, when set, records instead of record, with the hash's
 	// state taken when the checkpoint's fdatasync began (runSnap):
@@ -58,7 +60,10 @@ func newCheckpointer(o Options) *checkpointer {
 	if o.Checkpoint == nil && o.HashCheckpoint == nil {
 		return nil
 	}
-	k := &checkpointer{record: o.Checkpoint, every: o.CheckpointBytes, interval: o.CheckpointInterval, done: make(chan error, 1), now: time.Now}
+	if o.CheckpointFlush == nil {
+		panic("copier: checkpoints without Options.CheckpointFlush")
+	}
+	k := &checkpointer{flush: o.CheckpointFlush, record: o.Checkpoint, every: o.CheckpointBytes, interval: o.CheckpointInterval, done: make(chan error, 1), now: time.Now}
 	if o.Hash != nil && o.HashCheckpoint != nil {
 		k.recordHash = o.HashCheckpoint
 	} else if k.record == nil {
@@ -118,19 +123,14 @@ func (c *copier) checkpointStep(s Strategy, off int64) error {
 	// The flush gets a descriptor of its own, so that the copy's end need
 	// not wait for it (checkpointEnd) and the number is never another
 	// file's meanwhile.
-	fd, err := retry(c.other(), func() (int, error) { return fcntl(c.dst, unix.F_DUPFD_CLOEXEC, 0) })
+	fd, err := retry(c.other(), func() (int, error) { return c.sys.fcntl(c.dst, unix.F_DUPFD_CLOEXEC, 0) })
 	if err != nil {
 		k.running = false
 		return &Error{Strategy: s, Side: SideWrite, Offset: off, Err: syscallErr("fcntl(F_DUPFD_CLOEXEC)", err), final: true}
 	}
-	call, done := fdatasync, k.done
+	flush, done := k.flush, k.done
 	go func() {
-		var err error
-		for {
-			if err = call(fd); err != unix.EINTR {
-				break
-			}
-		}
+		err := flush(fd)
 		closeFd(fd)
 		done <- err
 	}()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fastcp/internal/sysx"
 	"fmt"
 	"io"
 	"os"
@@ -15,16 +16,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The real calls, saved before any test replaces the package variables.
-var (
-	realCopyFileRange = copyFileRange
-	realSendfile      = sendfile
-	realSplice        = splice
-	realPwrite        = pwrite
-	realPread         = pread
-)
+// testSys returns calls of a test's own for its copies (Options.sys), the
+// real ones until it replaces some: tests that replace calls run side by
+// side.
+func testSys() *sysCalls {
+	s := defaultSys
+	return &s
+}
 
-// inject replaces a syscall variable for the duration of the test.
+// testFlush is the checkpoints' flush (durability's in fastcp).
+func testFlush(fd int) error {
+	return sysx.IgnoringEINTR(func() error { return unix.Fdatasync(fd) })
+}
+
+// inject replaces a call or size of a test's sysCalls for the duration of
+// the test (a subtest's replacement ends with the subtest).
 func inject[T any](t *testing.T, p *T, v T) {
 	t.Helper()
 	old := *p
@@ -86,6 +92,7 @@ func mustEqual(t *testing.T, got, want []byte) {
 var sizes = []int{0, 1, 4095, 4096, 4097, 1<<20 + 1, 3<<20 + 17}
 
 func TestForcedStrategiesCopyExactly(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
 		for _, n := range sizes {
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
@@ -111,14 +118,16 @@ func TestForcedStrategiesCopyExactly(t *testing.T) {
 }
 
 func TestAutoCountsEveryCall(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 5<<20)
 	dst, src := pair(t, data)
 	calls := 0
-	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
 		calls++
-		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 	})
-	res, err := Copy(dst, src, Options{})
+	res, err := Copy(dst, src, Options{sys: sys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +146,7 @@ func cfrFailAfter(good int64, chunk int, errno error) func(int, *int64, int, *in
 			return 0, errno
 		}
 		n = min(n, chunk, int(good-done))
-		m, err := realCopyFileRange(rfd, roff, wfd, woff, n, flags)
+		m, err := defaultSys.copyFileRange(rfd, roff, wfd, woff, n, flags)
 		done += int64(m)
 		return m, err
 	}
@@ -146,12 +155,14 @@ func cfrFailAfter(good int64, chunk int, errno error) func(int, *int64, int, *in
 var refusals = []unix.Errno{unix.ENOSYS, unix.EXDEV, unix.EINVAL, unix.EOPNOTSUPP, unix.EPERM, unix.EBADF, unix.ETXTBSY}
 
 func TestRefusalBeforeAnyByteFallsBack(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	for _, errno := range refusals {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
 			data := randomBytes(t, 1<<20+1)
 			dst, src := pair(t, data)
-			inject(t, &copyFileRange, cfrFailAfter(0, 1<<30, errno))
-			res, err := Copy(dst, src, Options{})
+			inject(t, &sys.copyFileRange, cfrFailAfter(0, 1<<30, errno))
+			res, err := Copy(dst, src, Options{sys: sys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,13 +191,15 @@ func findFallback(res Result, from Strategy) *Fallback {
 }
 
 func TestRefusalPartWayResumesAtOffset(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	const good = 300_000 // not block aligned on purpose
 	for _, errno := range refusals {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
 			data := randomBytes(t, 2<<20+3)
 			dst, src := pair(t, data)
-			inject(t, &copyFileRange, cfrFailAfter(good, 100_000, errno))
-			res, err := Copy(dst, src, Options{})
+			inject(t, &sys.copyFileRange, cfrFailAfter(good, 100_000, errno))
+			res, err := Copy(dst, src, Options{sys: sys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,32 +222,34 @@ func TestRefusalPartWayResumesAtOffset(t *testing.T) {
 // refused after 100 KB, sendfile after 200 KB more, splice after 300 KB more,
 // rw finishes.
 func TestChainOfPartialRefusals(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 4<<20)
 	dst, src := pair(t, data)
-	inject(t, &copyFileRange, cfrFailAfter(100_000, 50_000, unix.EXDEV))
+	inject(t, &sys.copyFileRange, cfrFailAfter(100_000, 50_000, unix.EXDEV))
 	var sent int64
-	inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
+	inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
 		if sent >= 200_000 {
 			return 0, unix.EINVAL
 		}
-		m, err := realSendfile(out, in, off, min(n, int(200_000-sent)))
+		m, err := defaultSys.sendfile(out, in, off, min(n, int(200_000-sent)))
 		sent += int64(m)
 		return m, err
 	})
 	var spliced int64
-	inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+	inject(t, &sys.splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
 		if roff != nil { // source -> pipe
 			if spliced >= 300_000 {
 				return 0, unix.EINVAL
 			}
 			n = min(n, int(300_000-spliced))
-			m, err := realSplice(rfd, roff, wfd, woff, n, flags)
+			m, err := defaultSys.splice(rfd, roff, wfd, woff, n, flags)
 			spliced += m
 			return m, err
 		}
-		return realSplice(rfd, roff, wfd, woff, n, flags)
+		return defaultSys.splice(rfd, roff, wfd, woff, n, flags)
 	})
-	res, err := Copy(dst, src, Options{BufferSize: 128 << 10})
+	res, err := Copy(dst, src, Options{sys: sys, BufferSize: 128 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,10 +273,12 @@ func TestChainOfPartialRefusals(t *testing.T) {
 }
 
 func TestZeroReturnOnFirstCallFallsBack(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 70_000)
 	dst, src := pair(t, data)
-	inject(t, &copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { return 0, nil })
-	res, err := Copy(dst, src, Options{})
+	inject(t, &sys.copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { return 0, nil })
+	res, err := Copy(dst, src, Options{sys: sys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,6 +293,7 @@ func TestZeroReturnOnFirstCallFallsBack(t *testing.T) {
 // source is said to be a byte longer than it is, so that the data call's
 // short return does not end the copy by itself: endsHere.)
 func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 70_000)
 	dst, src := pair(t, data)
 	var st unix.Stat_t
@@ -298,6 +316,7 @@ func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
 // its real end, and one with no data where its size says (a pseudo file's
 // 4096) is read until a call returns nothing.
 func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{CopyFileRange, Sendfile, RW} {
 		for _, c := range []struct {
 			name      string
@@ -337,6 +356,8 @@ func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
 // A zero return after progress but before the source's size is not taken
 // for EOF by auto, which goes on with the next strategy from there.
 func TestZeroReturnBeforeTheSizeFallsBack(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 1<<20)
 	zeroAfter := func(good int64) func(int, *int64, int, *int64, int, int) (int, error) {
 		var done int64
@@ -344,15 +365,15 @@ func TestZeroReturnBeforeTheSizeFallsBack(t *testing.T) {
 			if done >= good {
 				return 0, nil
 			}
-			m, err := realCopyFileRange(rfd, roff, wfd, woff, min(n, int(good-done)), flags)
+			m, err := defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, int(good-done)), flags)
 			done += int64(m)
 			return m, err
 		}
 	}
 	t.Run("auto", func(t *testing.T) {
 		dst, src := pair(t, data)
-		inject(t, &copyFileRange, zeroAfter(200_000))
-		res, err := Copy(dst, src, Options{})
+		inject(t, &sys.copyFileRange, zeroAfter(200_000))
+		res, err := Copy(dst, src, Options{sys: sys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,8 +386,8 @@ func TestZeroReturnBeforeTheSizeFallsBack(t *testing.T) {
 	t.Run("forced", func(t *testing.T) {
 		// No next strategy: EOF, and the short Result.Size tells.
 		dst, src := pair(t, data)
-		inject(t, &copyFileRange, zeroAfter(200_000))
-		res, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+		inject(t, &sys.copyFileRange, zeroAfter(200_000))
+		res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange})
 		if err != nil || res.Size != 200_000 {
 			t.Fatalf("err = %v, size %d, want EOF at 200000", err, res.Size)
 		}
@@ -375,10 +396,12 @@ func TestZeroReturnBeforeTheSizeFallsBack(t *testing.T) {
 
 // A forced strategy that is refused is an error naming it; nothing falls back.
 func TestForcedRefusalIsAnError(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 10_000)
 	dst, src := pair(t, data)
-	inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
-	_, err := Copy(dst, src, Options{Strategy: CopyFileRange})
+	inject(t, &sys.copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
+	_, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange})
 	var ce *Error
 	if !errors.As(err, &ce) || !ce.Refused || ce.Strategy != CopyFileRange || !errors.Is(err, unix.EXDEV) {
 		t.Fatalf("err = %v, want a refusal of copy_file_range with EXDEV", err)
@@ -394,6 +417,7 @@ func TestForcedRefusalIsAnError(t *testing.T) {
 // FICLONE on ext4 (the test directory) is refused: forced, it is an error;
 // with --reflink=always too; in auto mode it falls back to copy_file_range.
 func TestReflinkRefusedOnExt4(t *testing.T) {
+	t.Parallel()
 	var st unix.Statfs_t
 	if err := unix.Statfs(t.TempDir(), &st); err != nil || st.Type != unix.EXT4_SUPER_MAGIC {
 		t.Skip("the test directory is not on ext4")
@@ -440,23 +464,25 @@ func TestReflinkRefusedOnExt4(t *testing.T) {
 }
 
 func TestShortCounts(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 1<<20+1)
 	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
 			dst, src := pair(t, data)
-			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 4097), flags)
+			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+				return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 4097), flags)
 			})
-			inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
-				return realSendfile(out, in, off, min(n, 4097))
+			inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
+				return defaultSys.sendfile(out, in, off, min(n, 4097))
 			})
-			inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
-				return realSplice(rfd, roff, wfd, woff, min(n, 4097), flags)
+			inject(t, &sys.splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+				return defaultSys.splice(rfd, roff, wfd, woff, min(n, 4097), flags)
 			})
-			inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
-				return realPwrite(fd, b[:min(len(b), 4097)], off)
+			inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
+				return defaultSys.pwrite(fd, b[:min(len(b), 4097)], off)
 			})
-			res, err := Copy(dst, src, Options{Strategy: s})
+			res, err := Copy(dst, src, Options{sys: sys, Strategy: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -469,37 +495,39 @@ func TestShortCounts(t *testing.T) {
 }
 
 func TestEINTRIsRetried(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 1<<20)
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
 			dst, src := pair(t, data)
 			flip := false
 			eintr := func() bool { flip = !flip; return flip }
-			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
 				if eintr() {
 					return 0, unix.EINTR
 				}
-				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 100_000), flags)
+				return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 100_000), flags)
 			})
-			inject(t, &sendfile, func(out, in int, off *int64, n int) (int, error) {
+			inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
 				if eintr() {
 					return 0, unix.EINTR
 				}
-				return realSendfile(out, in, off, min(n, 100_000))
+				return defaultSys.sendfile(out, in, off, min(n, 100_000))
 			})
-			inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+			inject(t, &sys.splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
 				if eintr() {
 					return 0, unix.EINTR
 				}
-				return realSplice(rfd, roff, wfd, woff, n, flags)
+				return defaultSys.splice(rfd, roff, wfd, woff, n, flags)
 			})
-			inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+			inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
 				if eintr() {
 					return 0, unix.EINTR
 				}
-				return realPread(fd, b, off)
+				return defaultSys.pread(fd, b, off)
 			})
-			res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10})
+			res, err := Copy(dst, src, Options{sys: sys, Strategy: s, BufferSize: 64 << 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -513,12 +541,14 @@ func TestEINTRIsRetried(t *testing.T) {
 
 // A real failure after progress is returned as is: no fallback hides it.
 func TestRealFailureIsNotHidden(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	for _, errno := range []unix.Errno{unix.EIO, unix.ENOSPC, unix.EDQUOT, unix.ENOMEM, unix.EFBIG, unix.EROFS} {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
 			data := randomBytes(t, 1<<20)
 			dst, src := pair(t, data)
-			inject(t, &copyFileRange, cfrFailAfter(200_000, 100_000, errno))
-			res, err := Copy(dst, src, Options{})
+			inject(t, &sys.copyFileRange, cfrFailAfter(200_000, 100_000, errno))
+			res, err := Copy(dst, src, Options{sys: sys})
 			var ce *Error
 			if !errors.As(err, &ce) || ce.Refused || !errors.Is(err, errno) || ce.Offset != 200_000 {
 				t.Fatalf("err = %#v, want %v at 200000", err, errno)
@@ -537,44 +567,48 @@ func TestRealFailureIsNotHidden(t *testing.T) {
 }
 
 func TestRWWriteFailureNamesTheWriteSide(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 1<<20)
 	dst, src := pair(t, data)
 	var written int
-	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 		if written >= 128<<10 {
 			return 0, unix.ENOSPC
 		}
-		m, err := realPwrite(fd, b[:min(len(b), 128<<10)], off)
+		m, err := defaultSys.pwrite(fd, b[:min(len(b), 128<<10)], off)
 		written += m
 		return m, err
 	})
-	_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 64 << 10})
+	_, err := Copy(dst, src, Options{sys: sys, Strategy: RW, BufferSize: 64 << 10})
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Side != SideWrite || !errors.Is(err, unix.ENOSPC) || ce.Offset != 128<<10 {
 		t.Fatalf("err = %#v, want ENOSPC on the write side at 131072", err)
 	}
 	// rw is the last resort: even a "refusal" errno is a real error there.
-	inject(t, &pwrite, func(int, []byte, int64) (int, error) { return 0, unix.EPERM })
-	inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
-	inject(t, &sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
-	inject(t, &splice, func(int, *int64, int, *int64, int, int) (int64, error) { return 0, unix.EINVAL })
+	inject(t, &sys.pwrite, func(int, []byte, int64) (int, error) { return 0, unix.EPERM })
+	inject(t, &sys.copyFileRange, cfrFailAfter(0, 1, unix.EXDEV))
+	inject(t, &sys.sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
+	inject(t, &sys.splice, func(int, *int64, int, *int64, int, int) (int64, error) { return 0, unix.EINVAL })
 	dst, src = pair(t, data)
-	_, err = Copy(dst, src, Options{})
+	_, err = Copy(dst, src, Options{sys: sys})
 	if !errors.As(err, &ce) || ce.Refused || ce.Strategy != RW || !errors.Is(err, unix.EPERM) {
 		t.Fatalf("err = %#v, want rw's EPERM as a real error", err)
 	}
 }
 
 func TestReadFailureNamesTheReadSide(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 1<<20)
 	dst, src := pair(t, data)
-	inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+	inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
 		if off >= 256<<10 {
 			return 0, unix.EIO
 		}
-		return realPread(fd, b, off)
+		return defaultSys.pread(fd, b, off)
 	})
-	_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 64 << 10})
+	_, err := Copy(dst, src, Options{sys: sys, Strategy: RW, BufferSize: 64 << 10})
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Side != SideRead || !errors.Is(err, unix.EIO) || ce.Offset != 256<<10 {
 		t.Fatalf("err = %#v, want EIO reading at 262144", err)
@@ -609,6 +643,7 @@ func blocks(t *testing.T, path string) int64 {
 }
 
 func TestSparseHolesStayHoles(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -652,6 +687,7 @@ func TestSparseHolesStayHoles(t *testing.T) {
 }
 
 func TestSparseNeverWritesEveryByte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeSparse(t, filepath.Join(dir, "src"), 8<<20, map[int64][]byte{1 << 20: randomBytes(t, 4096)})
 	src, _ := os.Open(filepath.Join(dir, "src"))
@@ -671,6 +707,7 @@ func TestSparseNeverWritesEveryByte(t *testing.T) {
 }
 
 func TestSparseAlwaysTurnsZeroBlocksIntoHoles(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, 4<<20) // written zeros, not holes
 	copy(data[1<<20:], randomBytes(t, 5000))
 	copy(data[len(data)-10:], "tail bytes")
@@ -697,6 +734,7 @@ func TestSparseAlwaysTurnsZeroBlocksIntoHoles(t *testing.T) {
 
 // A source whose st_size is 0 but which has content (as in /proc).
 func TestPseudoFileReadUntilEOF(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
 			// The mount table changes when anything on the machine
@@ -735,6 +773,7 @@ func TestPseudoFileReadUntilEOF(t *testing.T) {
 
 // Stream sources and destinations: a pipe, a socket.
 func TestStreams(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 3<<20+5)
 	feed := func(w io.WriteCloser) {
 		w.Write(data)
@@ -795,6 +834,8 @@ func TestStreams(t *testing.T) {
 // be emptied into the destination, the bytes already taken from the stream
 // must not be lost: they are written with read/write and the copy goes on.
 func TestSpliceOutRefusedKeepsStreamBytes(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 2<<20+7)
 	a, b, err := socketPair()
 	if err != nil {
@@ -809,16 +850,16 @@ func TestSpliceOutRefusedKeepsStreamBytes(t *testing.T) {
 	defer dst.Close()
 	dstFd := int(dst.Fd())
 	outCalls := 0
-	inject(t, &splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+	inject(t, &sys.splice, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
 		if wfd == dstFd {
 			outCalls++
 			if outCalls > 2 {
 				return 0, unix.EINVAL
 			}
 		}
-		return realSplice(rfd, roff, wfd, woff, n, flags)
+		return defaultSys.splice(rfd, roff, wfd, woff, n, flags)
 	})
-	res, err := Copy(dst, b, Options{})
+	res, err := Copy(dst, b, Options{sys: sys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -841,6 +882,7 @@ type countingCounter struct{ n int64 }
 func (c *countingCounter) Add(n int64) { c.n += n }
 
 func TestProgressAccountsForEveryByte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const size = 64 << 20
 	makeSparse(t, filepath.Join(dir, "src"), size, map[int64][]byte{4 << 20: randomBytes(t, 1<<20)})
@@ -863,13 +905,15 @@ func TestProgressAccountsForEveryByte(t *testing.T) {
 }
 
 func TestMemoSkipsKnownRefusals(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	var memo Memo
 	calls := 0
-	inject(t, &copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { calls++; return 0, unix.EXDEV })
+	inject(t, &sys.copyFileRange, func(int, *int64, int, *int64, int, int) (int, error) { calls++; return 0, unix.EXDEV })
 	for i := 0; i < 3; i++ {
 		data := randomBytes(t, 10_000)
 		dst, src := pair(t, data)
-		res, err := Copy(dst, src, Options{Memo: &memo})
+		res, err := Copy(dst, src, Options{sys: sys, Memo: &memo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -884,6 +928,7 @@ func TestMemoSkipsKnownRefusals(t *testing.T) {
 }
 
 func TestRefusalClassification(t *testing.T) {
+	t.Parallel()
 	for _, e := range refusals {
 		if !refusal(e) {
 			t.Errorf("%v should be a refusal", e)
@@ -901,6 +946,7 @@ func TestRefusalClassification(t *testing.T) {
 
 // With an O_SYNC/O_DSYNC destination, auto skips the offload strategies.
 func TestSyncWritesPreferRW(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 3<<20)
 	dst, src := pair(t, data)
 	res, err := Copy(dst, src, Options{SyncWrites: true})
@@ -921,22 +967,24 @@ func TestSyncWritesPreferRW(t *testing.T) {
 // A file of nothing but holes never reaches a data call: a forced strategy
 // is probed so that a refusal is still a refusal.
 func TestForcedStrategyOnAllHoles(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	dir := t.TempDir()
 	makeSparse(t, filepath.Join(dir, "src"), 16<<20, nil)
 	for _, tt := range []struct {
 		o       Options
 		refused bool
 	}{
-		{Options{Strategy: Reflink}, true}, // ext4 cannot clone
-		{Options{Reflink: ReflinkAlways}, true},
-		{Options{Strategy: CopyFileRange}, false},
-		{Options{Strategy: Sendfile}, false},
-		{Options{Strategy: Splice}, false},
-		{Options{Strategy: RW}, false},
+		{Options{sys: sys, Strategy: Reflink}, true}, // ext4 cannot clone
+		{Options{sys: sys, Reflink: ReflinkAlways}, true},
+		{Options{sys: sys, Strategy: CopyFileRange}, false},
+		{Options{sys: sys, Strategy: Sendfile}, false},
+		{Options{sys: sys, Strategy: Splice}, false},
+		{Options{sys: sys, Strategy: RW}, false},
 	} {
 		src, _ := os.Open(filepath.Join(dir, "src"))
 		dst, _ := os.Create(filepath.Join(dir, "dst"))
-		inject(t, &copyFileRange, cfrFailAfter(0, 1, unix.EXDEV)) // as across filesystems
+		inject(t, &sys.copyFileRange, cfrFailAfter(0, 1, unix.EXDEV)) // as across filesystems
 		res, err := Copy(dst, src, tt.o)
 		var ce *Error
 		switch {
@@ -964,14 +1012,16 @@ func TestForcedStrategyOnAllHoles(t *testing.T) {
 // An error from the Written hook (a failed writeback) ends the copy at
 // once, with no fallback.
 func TestWrittenHookErrorStopsTheCopy(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 8<<20)
 	dst, src := pair(t, data)
 	hookErr := os.NewSyscallError("sync_file_range", unix.EIO)
 	var seen int64
-	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 	})
-	res, err := Copy(dst, src, Options{Written: func(off, n int64) error {
+	res, err := Copy(dst, src, Options{sys: sys, Written: func(off, n int64) error {
 		seen += n
 		if seen >= 2<<20 {
 			return hookErr

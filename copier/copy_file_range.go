@@ -8,7 +8,7 @@ package copier
 func (c fastPath) copyFileRange(off, n int64) (int64, error) {
 	st := &c.res.Stats[CopyFileRange]
 	m, err := retry(&st.Calls, func() (int, error) {
-		return copyFileRange(c.src, c.srcOff(off), c.dst, c.dstOff(off), int(n), 0)
+		return c.sys.copyFileRange(c.src, c.srcOff(off), c.dst, c.dstOff(off), int(n), 0)
 	})
 	if err != nil {
 		return 0, &Error{Strategy: CopyFileRange, Side: SideBoth, Offset: off, Err: syscallErr("copy_file_range", err)}

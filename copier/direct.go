@@ -279,7 +279,7 @@ func (c directCopy) chooseDirect(regular bool) bool {
 	if c.srcSt.Blocks*512 < d.Size {
 		d.Size = c.srcSt.Blocks * 512
 	}
-	d.Threshold = directMinBytes
+	d.Threshold = c.sys.directMinBytes
 	small := DirectSmall
 	switch {
 	case o.NoCache:
@@ -296,9 +296,9 @@ func (c directCopy) chooseDirect(regular bool) bool {
 		// a smaller limit lowers the threshold. (Read only for a
 		// source that could be as large: a small copy makes no /proc
 		// reads.)
-		d.Threshold = directUnflushedMinBytes
-		if d.Size >= directMinBytes {
-			if lim := dirtyLimit(); lim >= directMinBytes && lim < d.Threshold {
+		d.Threshold = c.sys.directUnflushedMinBytes
+		if d.Size >= c.sys.directMinBytes {
+			if lim := c.sys.dirtyLimit(); lim >= c.sys.directMinBytes && lim < d.Threshold {
 				d.Threshold = lim
 			}
 		}
@@ -347,13 +347,10 @@ func (c directCopy) chooseDirect(regular bool) bool {
 	return true
 }
 
-// directMinBytes is DirectMinBytes, a variable for the tests' small files.
-var directMinBytes int64 = DirectMinBytes
-
 // directUnflushedMinBytes is the smallest cold source Auto copies with
 // Direct when nothing flushes the copy (no --sync, --verify or --resume),
-// unless the dirty limit is smaller; a variable for the tests.
-var directUnflushedMinBytes int64 = 1 << 30
+// unless the dirty limit is smaller (tests give their own: sysCalls).
+const directUnflushedMinBytes = 1 << 30
 
 // dirtyLimit estimates the kernel's dirty page limit: vm.dirty_bytes, or
 // vm.dirty_ratio percent of the memory that can hold dirty pages (free and
@@ -451,7 +448,7 @@ func (c directCopy) directOpen() error {
 	if err := c.directSource(); err != nil {
 		return err
 	}
-	fl, err := retry(&c.res.Stats[Direct].Calls, func() (int, error) { return fcntl(c.dst, unix.F_GETFL, 0) })
+	fl, err := retry(&c.res.Stats[Direct].Calls, func() (int, error) { return c.sys.fcntl(c.dst, unix.F_GETFL, 0) })
 	if err != nil {
 		return directFail(SideWrite, "fcntl(F_GETFL)", &unavailable{err})
 	}
@@ -525,7 +522,7 @@ func (c directCopy) directAlign() error {
 func (c directCopy) directSource() error {
 	d := &c.dio
 	st := &c.res.Stats[Direct]
-	fd, err := retry(&st.Calls, func() (int, error) { return reopen(c.src, unix.O_RDONLY|unix.O_DIRECT) })
+	fd, err := retry(&st.Calls, func() (int, error) { return c.sys.reopen(c.src, unix.O_RDONLY|unix.O_DIRECT) })
 	if err != nil {
 		if err == unix.EINVAL {
 			// The filesystem takes no O_DIRECT: tmpfs before 6.6,
@@ -555,7 +552,7 @@ func (c directCopy) directDst(on bool) error {
 	if on {
 		arg |= unix.O_DIRECT
 	}
-	if _, err := retry(&c.res.Stats[Direct].Calls, func() (int, error) { return fcntl(c.dst, unix.F_SETFL, arg) }); err != nil {
+	if _, err := retry(&c.res.Stats[Direct].Calls, func() (int, error) { return c.sys.fcntl(c.dst, unix.F_SETFL, arg) }); err != nil {
 		e := &Error{Strategy: Direct, Side: SideWrite, Err: syscallErr("fcntl(F_SETFL)", err)}
 		if !on {
 			// O_DIRECT stuck on: nothing else may write the file.
@@ -690,7 +687,7 @@ func (c directCopy) newPipeline(off, end int64) *pipeline {
 		go func() {
 			defer p.readers.Done()
 			for ch := range p.reads {
-				directRead(src, ch, align)
+				c.sys.directRead(src, ch, align)
 				p.writes <- ch
 			}
 		}()
@@ -698,7 +695,7 @@ func (c directCopy) newPipeline(off, end int64) *pipeline {
 			defer p.writers.Done()
 			for ch := range p.writes {
 				if ch.rerr == nil && ch.off < p.halt.Load() {
-					directWriteAligned(dst, ch, align)
+					c.sys.directWriteAligned(dst, ch, align)
 				}
 				p.done <- ch
 			}
@@ -978,7 +975,7 @@ func (c directCopy) preallocate(off int64) error {
 	if !c.dstRegular || size <= off || c.srcSt.Blocks*512 < size {
 		return nil
 	}
-	err := retryErr(&c.res.Stats[Direct].Calls, func() error { return fallocate(c.dst, 0, off, size-off) })
+	err := retryErr(&c.res.Stats[Direct].Calls, func() error { return c.sys.fallocate(c.dst, 0, off, size-off) })
 	switch err {
 	case nil:
 		c.dstSize = max(c.dstSize, size)
@@ -995,10 +992,10 @@ func (c directCopy) preallocate(off int64) error {
 // blocks, continuing after a short read that ended aligned, until want
 // bytes (rounded up to align: the count must be aligned too), the end of
 // the file, or an unaligned end.
-func directRead(fd int, ch *chunk, align int) {
+func (s *sysCalls) directRead(fd int, ch *chunk, align int) {
 	toRead := alignUp(ch.want, align)
 	for ch.n < toRead {
-		m, err := retry(&ch.calls, func() (int, error) { return pread(fd, ch.buf[ch.n:toRead], ch.off+int64(ch.n)) })
+		m, err := retry(&ch.calls, func() (int, error) { return s.pread(fd, ch.buf[ch.n:toRead], ch.off+int64(ch.n)) })
 		if err != nil {
 			ch.rerr = syscallErr("pread64", err)
 			break
@@ -1017,10 +1014,10 @@ func directRead(fd int, ch *chunk, align int) {
 // directWriteAligned writes the aligned part of what ch read, at its
 // offset, with O_DIRECT, continuing after a short write that ended aligned;
 // what is left (an unaligned rest) is for directTail.
-func directWriteAligned(fd int, ch *chunk, align int) {
+func (s *sysCalls) directWriteAligned(fd int, ch *chunk, align int) {
 	aligned := ch.n / align * align
 	for ch.w < aligned {
-		m, err := retry(&ch.calls, func() (int, error) { return pwrite(fd, ch.buf[ch.w:aligned], ch.off+int64(ch.w)) })
+		m, err := retry(&ch.calls, func() (int, error) { return s.pwrite(fd, ch.buf[ch.w:aligned], ch.off+int64(ch.w)) })
 		if err == nil && m == 0 {
 			err = errShortWrite
 		}

@@ -16,8 +16,6 @@ import (
 // The temp directory of these tests is on the root filesystem (ext4 here),
 // which takes O_DIRECT.
 
-var realFcntl = fcntl
-
 // directSizes cross every alignment edge and the ring's chunk size.
 var directSizes = []int{0, 1, 511, 4095, 4096, 4097, 1<<20 + 1, 9<<20 + 3}
 
@@ -32,6 +30,7 @@ func statusFlags(t *testing.T, f *os.File) int {
 }
 
 func TestDirectCopiesExactly(t *testing.T) {
+	t.Parallel()
 	for _, n := range directSizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			// pair writes the source just before the copy: its pages are
@@ -61,31 +60,34 @@ func TestDirectCopiesExactly(t *testing.T) {
 }
 
 func TestDirectPipelineKeepsOrderWithSlowReads(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	// Readers finish out of order (every other chunk's read is cut into
 	// small aligned pieces); the writer must still write each chunk at its
 	// own offset.
 	data := randomBytes(t, 23<<20+100)
 	dst, src := pair(t, data)
 	var calls atomic.Int64
-	inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+	inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
 		if fd != int(src.Fd()) && (off/int64(directBufBytes))%2 == 0 && calls.Add(1)%3 != 0 {
 			p = p[:min(len(p), 64<<10)]
 		}
-		return realPread(fd, p, off)
+		return defaultSys.pread(fd, p, off)
 	})
-	if _, err := Copy(dst, src, Options{Strategy: Direct}); err != nil {
+	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct}); err != nil {
 		t.Fatal(err)
 	}
 	mustEqual(t, contents(t, dst), data)
 }
 
 // autoCold is what the caller passes for a cold source and a flushed copy.
-func autoCold() Options {
-	return Options{Flush: true, SourceCached: func() (int64, error) { return 0, nil }}
+func autoCold(sys *sysCalls) Options {
+	return Options{sys: sys, Flush: true, SourceCached: func() (int64, error) { return 0, nil }}
 }
 
 func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	for _, tc := range []struct {
 		name   string
 		size   int
@@ -107,13 +109,13 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 		// --resume's checkpoints flush every GiB: the copy waits for the device.
 		{"no flush, checkpoints", 3 << 20, func(o *Options) {
 			o.Flush = false
-			o.Checkpoint = func(int64) error { return nil }
+			o.Checkpoint, o.CheckpointFlush = func(int64) error { return nil }, testFlush
 		}, DirectChosen, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := randomBytes(t, tc.size)
 			dst, src := pair(t, data)
-			o := autoCold()
+			o := autoCold(sys)
 			tc.opts(&o)
 			res, err := Copy(dst, src, o)
 			if err != nil {
@@ -134,8 +136,9 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 // from directUnflushedMinBytes on, or from the dirty limit when that is
 // smaller (but never below directMinBytes).
 func TestAutoDirectWithoutFlush(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
-	inject(t, &directUnflushedMinBytes, 4<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
+	inject(t, &sys.directUnflushedMinBytes, 4<<20)
 	for _, tc := range []struct {
 		name      string
 		size      int
@@ -150,10 +153,10 @@ func TestAutoDirectWithoutFlush(t *testing.T) {
 		{"never below directMinBytes", 3 << 20, 1<<20 - 1, 4 << 20, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inject(t, &dirtyLimit, func() int64 { return tc.limit })
+			inject(t, &sys.dirtyLimit, func() int64 { return tc.limit })
 			data := randomBytes(t, tc.size)
 			dst, src := pair(t, data)
-			o := autoCold()
+			o := autoCold(sys)
 			o.Flush = false
 			res, err := Copy(dst, src, o)
 			if err != nil {
@@ -175,7 +178,8 @@ func TestAutoDirectWithoutFlush(t *testing.T) {
 }
 
 func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	var held []*ring
 	for range maxRings() {
 		r, err := getRing(false)
@@ -191,7 +195,7 @@ func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
 	}()
 	data := randomBytes(t, 3<<20)
 	dst, src := pair(t, data)
-	res, err := Copy(dst, src, autoCold())
+	res, err := Copy(dst, src, autoCold(sys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +209,8 @@ func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
 // a refusal hands over to the next strategy at the exact offset Direct
 // reached, a failure ends the copy there.
 func TestDirectFaults(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	const size = 13<<20 + 7
 	chunk := int64(directBufBytes)
 	for _, tc := range []struct {
@@ -216,69 +221,69 @@ func TestDirectFaults(t *testing.T) {
 		errno    error
 	}{
 		{"EINVAL on the O_DIRECT open", func(t *testing.T, _ *os.File) {
-			inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
+			inject(t, &sys.reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
 		}, true, 0, unix.EINVAL},
 		{"no /proc", func(t *testing.T, _ *os.File) {
-			inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.ENOENT })
+			inject(t, &sys.reopen, func(fd, flags int) (int, error) { return -1, unix.ENOENT })
 		}, true, 0, unix.ENOENT},
 		{"EINVAL from F_SETFL O_DIRECT", func(t *testing.T, _ *os.File) {
-			inject(t, &fcntl, func(fd, cmd, arg int) (int, error) {
+			inject(t, &sys.fcntl, func(fd, cmd, arg int) (int, error) {
 				if cmd == unix.F_SETFL && arg&unix.O_DIRECT != 0 {
 					return 0, unix.EINVAL
 				}
-				return realFcntl(fd, cmd, arg)
+				return defaultSys.fcntl(fd, cmd, arg)
 			})
 		}, true, 0, unix.EINVAL},
 		{"EINVAL on the first pread", func(t *testing.T, src *os.File) {
-			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
 				if fd != int(src.Fd()) {
 					return 0, unix.EINVAL
 				}
-				return realPread(fd, p, off)
+				return defaultSys.pread(fd, p, off)
 			})
 		}, true, 0, unix.EINVAL},
 		{"EINVAL on the first pwrite", func(t *testing.T, src *os.File) {
-			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) { return 0, unix.EINVAL })
+			inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) { return 0, unix.EINVAL })
 			// The fallback (copy_file_range) does not call pwrite.
 		}, true, 0, unix.EINVAL},
 		{"short unaligned read part-way", func(t *testing.T, src *os.File) {
-			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
 				if fd != int(src.Fd()) && off == 2*chunk {
 					// As if the file ended there (an O_DIRECT read of an
 					// unaligned count would be refused).
-					m, err := realPread(fd, p, off)
+					m, err := defaultSys.pread(fd, p, off)
 					return min(m, 1000), err
 				}
-				return realPread(fd, p, off)
+				return defaultSys.pread(fd, p, off)
 			})
 		}, true, 2*chunk + 1000, ErrShortRead},
 		// The writes go out of order: the faults are at offsets, and what
 		// counts is the prefix below them.
 		{"EIO on pwrite after progress", func(t *testing.T, _ *os.File) {
-			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) {
 				if off == 2*chunk {
 					return 0, unix.EIO
 				}
-				return realPwrite(fd, p, off)
+				return defaultSys.pwrite(fd, p, off)
 			})
 		}, false, 2 * chunk, unix.EIO},
 		{"ENOSPC after a short write", func(t *testing.T, _ *os.File) {
-			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) {
 				switch off {
 				case chunk:
-					return realPwrite(fd, p[:64<<10], off)
+					return defaultSys.pwrite(fd, p[:64<<10], off)
 				case chunk + 64<<10:
 					return 0, unix.ENOSPC
 				}
-				return realPwrite(fd, p, off)
+				return defaultSys.pwrite(fd, p, off)
 			})
 		}, false, chunk + 64<<10, unix.ENOSPC},
 		{"EIO on pread after progress", func(t *testing.T, src *os.File) {
-			inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
 				if fd != int(src.Fd()) && off == 3*chunk {
 					return 0, unix.EIO
 				}
-				return realPread(fd, p, off)
+				return defaultSys.pread(fd, p, off)
 			})
 		}, false, 3 * chunk, unix.EIO},
 	} {
@@ -286,7 +291,7 @@ func TestDirectFaults(t *testing.T) {
 			data := randomBytes(t, size)
 			dst, src := pair(t, data)
 			tc.setup(t, src)
-			res, err := Copy(dst, src, autoCold())
+			res, err := Copy(dst, src, autoCold(sys))
 			if statusFlags(t, dst)&unix.O_DIRECT != 0 {
 				t.Error("O_DIRECT left set on the destination")
 			}
@@ -325,10 +330,12 @@ func TestDirectFaults(t *testing.T) {
 }
 
 func TestForcedDirectRefusedIsAnError(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 8192)
 	dst, src := pair(t, data)
-	inject(t, &reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
-	_, err := Copy(dst, src, Options{Strategy: Direct})
+	inject(t, &sys.reopen, func(fd, flags int) (int, error) { return -1, unix.EINVAL })
+	_, err := Copy(dst, src, Options{sys: sys, Strategy: Direct})
 	var ce *Error
 	if !errors.As(err, &ce) || !ce.Refused || !errors.Is(err, unix.EINVAL) || ce.Strategy != Direct {
 		t.Fatalf("err %v: want a refusal of direct with EINVAL", err)
@@ -336,12 +343,14 @@ func TestForcedDirectRefusedIsAnError(t *testing.T) {
 }
 
 func TestDirectShortAlignedReadsContinue(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 5<<20+4097)
 	dst, src := pair(t, data)
-	inject(t, &pread, func(fd int, p []byte, off int64) (int, error) {
-		return realPread(fd, p[:min(len(p), 12288)], off)
+	inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
+		return defaultSys.pread(fd, p[:min(len(p), 12288)], off)
 	})
-	res, err := Copy(dst, src, Options{Strategy: Direct})
+	res, err := Copy(dst, src, Options{sys: sys, Strategy: Direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +361,8 @@ func TestDirectShortAlignedReadsContinue(t *testing.T) {
 }
 
 func TestDirectSetflNeverCarriesSyncFlags(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	dir := t.TempDir()
 	data := randomBytes(t, 3<<20+1)
 	if err := os.WriteFile(filepath.Join(dir, "src"), data, 0o644); err != nil {
@@ -368,13 +379,13 @@ func TestDirectSetflNeverCarriesSyncFlags(t *testing.T) {
 	}
 	defer dst.Close()
 	var setfl []int
-	inject(t, &fcntl, func(fd, cmd, arg int) (int, error) {
+	inject(t, &sys.fcntl, func(fd, cmd, arg int) (int, error) {
 		if cmd == unix.F_SETFL {
 			setfl = append(setfl, arg)
 		}
-		return realFcntl(fd, cmd, arg)
+		return defaultSys.fcntl(fd, cmd, arg)
 	})
-	if _, err := Copy(dst, src, Options{Strategy: Direct}); err != nil {
+	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct}); err != nil {
 		t.Fatal(err)
 	}
 	mustEqual(t, contents(t, dst), data)
@@ -393,6 +404,7 @@ func TestDirectSetflNeverCarriesSyncFlags(t *testing.T) {
 }
 
 func TestDirectSparseKeepsHoles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "src")
 	a, b := randomBytes(t, 1<<20), randomBytes(t, 12345)
@@ -424,6 +436,7 @@ func TestDirectSparseKeepsHoles(t *testing.T) {
 }
 
 func TestDirectWrittenDirectHook(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 9<<20+5)
 	dst, src := pair(t, data)
 	var direct, buffered int64
@@ -446,22 +459,24 @@ func TestDirectWrittenDirectHook(t *testing.T) {
 // readahead for a cold source); Direct, which bypasses the cache, and a
 // small file do not.
 func TestSequentialAdviceForBufferedCopies(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	for _, tc := range []struct {
 		name   string
 		size   int
 		opts   Options
 		advice bool
 	}{
-		{"auto, large", 5 << 20, Options{}, true},
-		{"rw, large", 5 << 20, Options{Strategy: RW}, true},
-		{"direct, large", 5 << 20, Options{Strategy: Direct}, false},
-		{"auto, small", 1 << 20, Options{}, false},
+		{"auto, large", 5 << 20, Options{sys: sys}, true},
+		{"rw, large", 5 << 20, Options{sys: sys, Strategy: RW}, true},
+		{"direct, large", 5 << 20, Options{sys: sys, Strategy: Direct}, false},
+		{"auto, small", 1 << 20, Options{sys: sys}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := randomBytes(t, tc.size)
 			dst, src := pair(t, data)
 			var advised []int
-			inject(t, &fadvise, func(fd int, off, n int64, advice int) error {
+			inject(t, &sys.fadvise, func(fd int, off, n int64, advice int) error {
 				if fd == int(src.Fd()) {
 					advised = append(advised, advice)
 				}
@@ -484,6 +499,7 @@ func TestSequentialAdviceForBufferedCopies(t *testing.T) {
 // several chunks are read past the new end at once): the copy holds the
 // source as it is when read, with its size exact, forced or not.
 func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
+	sys := testSys()
 	const size = 13<<20 + 7
 	for _, tc := range []struct {
 		name   string
@@ -517,20 +533,20 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 	} {
 		for _, forced := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/forced=%v", tc.name, forced), func(t *testing.T) {
-				inject(t, &directMinBytes, 1<<20)
+				inject(t, &sys.directMinBytes, 1<<20)
 				data := randomBytes(t, size)
 				dst, src := pair(t, data)
 				want := data
 				var preallocated atomic.Bool
-				inject(t, &fallocate, func(fd int, mode uint32, off, n int64) error {
+				inject(t, &sys.fallocate, func(fd int, mode uint32, off, n int64) error {
 					if !preallocated.Swap(true) {
 						want = tc.change(t, src.Name(), data)
 					}
 					return unix.Fallocate(fd, mode, off, n)
 				})
-				o := autoCold()
+				o := autoCold(sys)
 				if forced {
-					o = Options{Strategy: Direct}
+					o = Options{sys: sys, Strategy: Direct}
 				}
 				res, err := Copy(dst, src, o)
 				if err != nil {
@@ -553,6 +569,8 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 // copied all the same; one without room fails before any data is written,
 // with nothing of it counted.
 func TestDirectPreallocation(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	const size = 9<<20 + 3
 	for _, tc := range []struct {
 		name  string
@@ -562,7 +580,7 @@ func TestDirectPreallocation(t *testing.T) {
 			data := randomBytes(t, size)
 			dst, src := pair(t, data)
 			var calls [][2]int64
-			inject(t, &fallocate, func(fd int, mode uint32, off, n int64) error {
+			inject(t, &sys.fallocate, func(fd int, mode uint32, off, n int64) error {
 				calls = append(calls, [2]int64{off, n})
 				if tc.errno != nil {
 					return tc.errno
@@ -570,11 +588,11 @@ func TestDirectPreallocation(t *testing.T) {
 				return unix.Fallocate(fd, mode, off, n)
 			})
 			var writes atomic.Int64
-			inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+			inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) {
 				writes.Add(1)
-				return realPwrite(fd, p, off)
+				return defaultSys.pwrite(fd, p, off)
 			})
-			res, err := Copy(dst, src, Options{Strategy: Direct})
+			res, err := Copy(dst, src, Options{sys: sys, Strategy: Direct})
 			if len(calls) != 1 || calls[0] != [2]int64{0, size} {
 				t.Errorf("fallocate calls %v, want one of [0, %d)", calls, size)
 			}
@@ -601,13 +619,15 @@ func TestDirectPreallocation(t *testing.T) {
 // flight, writes out of order), while the progress, Reached and the
 // WrittenDirect hook only ever see the prefix complete below them.
 func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 40<<20+11)
 	dst, src := pair(t, data)
 	chunk := int64(directBufBytes)
 	release := make(chan struct{})
 	var after atomic.Int64 // writes that returned while the first chunk's waited
 	var waiting atomic.Bool
-	inject(t, &pwrite, func(fd int, p []byte, off int64) (int, error) {
+	inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) {
 		if off == 0 {
 			waiting.Store(true)
 			<-release
@@ -615,11 +635,11 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 		} else if waiting.Load() && after.Add(1) == 2 {
 			close(release)
 		}
-		return realPwrite(fd, p, off)
+		return defaultSys.pwrite(fd, p, off)
 	})
 	var reached atomic.Int64
 	var hooks [][2]int64
-	o := Options{Strategy: Direct, Reached: &reached, WrittenDirect: func(off, n int64) error {
+	o := Options{sys: sys, Strategy: Direct, Reached: &reached, WrittenDirect: func(off, n int64) error {
 		hooks = append(hooks, [2]int64{off, n})
 		if reached.Load() != off+n {
 			t.Errorf("Reached %d in the hook for [%d, %d)", reached.Load(), off, off+n)
@@ -648,16 +668,17 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 // TestSmallCopyReadsNoDirtyLimit: the dirty page limit (three /proc reads)
 // is asked only for a source large enough for Direct.
 func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	for _, tc := range []struct {
 		size  int
 		calls int
 	}{{4096, 0}, {1<<20 - 1, 0}, {3 << 20, 1}} {
 		calls := 0
-		inject(t, &dirtyLimit, func() int64 { calls++; return 0 })
+		inject(t, &sys.dirtyLimit, func() int64 { calls++; return 0 })
 		data := randomBytes(t, tc.size)
 		dst, src := pair(t, data)
-		o := autoCold()
+		o := autoCold(sys)
 		o.Flush = false
 		if _, err := Copy(dst, src, o); err != nil {
 			t.Fatal(err)
@@ -674,7 +695,8 @@ func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
 // advice wait until the clone is refused; a clone that works asks neither,
 // and a refused one still goes on to Direct for a cold source.
 func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	const size = seqAdviceMinBytes + 1<<20
 	for _, tc := range []struct {
 		name       string
@@ -691,11 +713,11 @@ func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked, advised := 0, 0
-			inject(t, &fadvise, func(fd int, off, n int64, advice int) error {
+			inject(t, &sys.fadvise, func(fd int, off, n int64, advice int) error {
 				advised++
 				return unix.Fadvise(fd, off, n, advice)
 			})
-			inject(t, &ficlone, func(dst, src int) error {
+			inject(t, &sys.ficlone, func(dst, src int) error {
 				if !tc.cloneWorks {
 					return unix.EOPNOTSUPP
 				}
@@ -710,7 +732,7 @@ func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
 			})
 			data := randomBytes(t, size)
 			dst, src := pair(t, data)
-			o := autoCold()
+			o := autoCold(sys)
 			o.SourceCached = func() (int64, error) { asked++; return tc.cached, nil }
 			res, err := Copy(dst, src, o)
 			if err != nil {

@@ -30,7 +30,7 @@ func Copy(dst, src sysx.Descriptor, opts Options) (Result, error) {
 	defer runtime.KeepAlive(src)
 	defer runtime.KeepAlive(dst)
 	c := copiers.Get().(*copier)
-	*c = copier{opts: opts, src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
+	*c = copier{opts: opts, sys: opts.sysOf(), src: int(src.Fd()), dst: int(dst.Fd()), ckpt: newCheckpointer(opts)}
 	c.res = &c.result
 	defer func() {
 		*c = copier{}
@@ -83,6 +83,7 @@ var copiers = sync.Pool{New: func() any { return new(copier) }}
 
 type copier struct {
 	opts   Options
+	sys    *sysCalls
 	res    *Result
 	result Result // what res points to
 
@@ -294,7 +295,7 @@ func (c *copier) adviseSequential() {
 		return
 	}
 	c.seqAdvice = false
-	_, _ = retry(c.other(), func() (struct{}, error) { return struct{}{}, fadvise(c.src, 0, 0, unix.FADV_SEQUENTIAL) })
+	_, _ = retry(c.other(), func() (struct{}, error) { return struct{}{}, c.sys.fadvise(c.src, 0, 0, unix.FADV_SEQUENTIAL) })
 }
 
 // nextStrategy moves on to the strategy after the current one, refused.
@@ -428,12 +429,12 @@ func (c *copier) probe() error {
 			c.res.Reflink = DebugUnsupported
 		}
 	case CopyFileRange:
-		_, err = retry(&st.Calls, func() (int, error) { return copyFileRange(c.src, c.srcOff(0), c.dst, c.dstOff(0), 0, 0) })
+		_, err = retry(&st.Calls, func() (int, error) { return c.sys.copyFileRange(c.src, c.srcOff(0), c.dst, c.dstOff(0), 0, 0) })
 	case Sendfile:
-		_, err = retry(&st.Calls, func() (int, error) { return sendfile(c.dst, c.src, c.srcOff(0), 0) })
+		_, err = retry(&st.Calls, func() (int, error) { return c.sys.sendfile(c.dst, c.src, c.srcOff(0), 0) })
 	case Splice:
 		if err = c.fast().openPipe(); err == nil {
-			_, err = retry(&st.Calls, func() (int64, error) { return splice(c.src, c.srcOff(0), c.pipe[1], nil, 0, spliceFlags) })
+			_, err = retry(&st.Calls, func() (int64, error) { return c.sys.splice(c.src, c.srcOff(0), c.pipe[1], nil, 0, spliceFlags) })
 		}
 	case Direct:
 		err = c.odirect().directSetup()

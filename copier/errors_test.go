@@ -26,6 +26,7 @@ func (e asErrno) As(target any) bool {
 
 // asType finds what errors.As finds, in every shape of tree.
 func TestAsTypeFindsWhatErrorsAsFinds(t *testing.T) {
+	t.Parallel()
 	cerr := &Error{Strategy: Splice, Side: SideWrite, Err: os.NewSyscallError("splice", unix.EXDEV)}
 	for _, err := range []error{
 		nil,

@@ -41,7 +41,8 @@ import (
 // destinations.
 
 // Dest is one destination of CopyMany and the options that are its own
-// (the copier.Options fields of the same names, which CopyMany ignores).
+// (the copier.Options fields of the same names, which CopyMany ignores;
+// CheckpointFlush, given the descriptor, serves them all).
 type Dest struct {
 	File          sysx.Descriptor
 	Stat          *unix.Stat_t // DestStat
@@ -92,7 +93,7 @@ func CopyMany(src sysx.Descriptor, dsts []Dest, opts Options) ([]Result, []error
 		r, err := Copy(dsts[0].File, src, dsts[0].options(opts))
 		return []Result{r}, []error{err}
 	}
-	f := &fan{opts: opts, srcD: src, src: int(src.Fd())}
+	f := &fan{opts: opts, sys: opts.sysOf(), srcD: src, src: int(src.Fd())}
 	f.init(dsts)
 	f.run()
 	res := make([]Result, len(f.dests))
@@ -106,6 +107,7 @@ func CopyMany(src sysx.Descriptor, dsts []Dest, opts Options) ([]Result, []error
 // fan is one CopyMany.
 type fan struct {
 	opts  Options
+	sys   *sysCalls
 	srcD  sysx.Descriptor
 	src   int
 	srcSt unix.Stat_t
@@ -147,7 +149,7 @@ func (f *fan) init(dsts []Dest) {
 		do := d.options(o)
 		do.Progress, do.Hash, do.HashSnapshots, do.HashWaiting = nil, nil, nil, nil
 		do.SourceStat = &f.srcSt
-		c := &copier{opts: do, src: f.src, dst: int(d.File.Fd()), ckpt: newCheckpointer(do)}
+		c := &copier{opts: do, sys: f.sys, src: f.src, dst: int(d.File.Fd()), ckpt: newCheckpointer(do)}
 		c.res = &c.result
 		c.dio.src = -1
 		fd := &fanDest{file: d.File, c: c}

@@ -59,10 +59,12 @@ var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, 10<<20
 // Every destination gets every byte, the source is read once, and the hash
 // is the source's, given each byte once.
 func TestCopyManyCopiesIntoEach(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, n := range []int{2, 3} {
 			for _, size := range fanSizes {
 				t.Run(fmt.Sprintf("%s/%d/%d", s, n, size), func(t *testing.T) {
+					t.Parallel()
 					data := randomBytes(t, size)
 					src, dsts := many(t, data, n)
 					h := sha256.New()
@@ -99,6 +101,7 @@ func TestCopyManyCopiesIntoEach(t *testing.T) {
 
 // With one destination CopyMany is Copy.
 func TestCopyManyOneIsCopy(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 100000)
 	src, dsts := many(t, data, 1)
 	res, errs := CopyMany(src, destsOf(dsts), Options{})
@@ -114,8 +117,10 @@ func TestCopyManyOneIsCopy(t *testing.T) {
 // A sparse source keeps its holes in every destination, and is read only
 // where it has data.
 func TestCopyManySparse(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			const size = 64<<20 + 12345
 			chunks := map[int64][]byte{
@@ -148,21 +153,24 @@ func TestCopyManySparse(t *testing.T) {
 // A destination whose writes fail (ENOSPC part-way) fails alone: the
 // others get every byte.
 func TestCopyManyOneFails(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, size := range []int{100000, 10<<20 + 5} {
 			t.Run(fmt.Sprintf("%s/%d", s, size), func(t *testing.T) {
+				t.Parallel()
+				sys := testSys()
 				data := randomBytes(t, size)
 				src, dsts := many(t, data, 3)
 				bad := int(dsts[1].Fd())
 				var written atomic.Int64
-				inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+				inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 					if fd == bad && written.Add(int64(len(b))) > int64(size)/2 {
 						return 0, unix.ENOSPC
 					}
-					return realPwrite(fd, b, off)
+					return defaultSys.pwrite(fd, b, off)
 				})
 				h := sha256.New()
-				res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: s, Reflink: ReflinkNever, Hash: h})
+				res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Strategy: s, Reflink: ReflinkNever, Hash: h})
 				if !errors.Is(errs[1], unix.ENOSPC) {
 					t.Fatalf("the full destination: %v, want ENOSPC", errs[1])
 				}
@@ -184,10 +192,12 @@ func TestCopyManyOneFails(t *testing.T) {
 
 // Every destination failing ends the read early.
 func TestCopyManyAllFail(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 100<<20)
 	src, dsts := many(t, data, 2)
-	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) { return 0, unix.EIO })
-	res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: RW})
+	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) { return 0, unix.EIO })
+	res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Strategy: RW})
 	for i := range dsts {
 		if !errors.Is(errs[i], unix.EIO) {
 			t.Errorf("destination %d: %v, want EIO", i, errs[i])
@@ -200,15 +210,17 @@ func TestCopyManyAllFail(t *testing.T) {
 
 // A read error fails every destination, naming the read side.
 func TestCopyManyReadError(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 10<<20)
 	src, dsts := many(t, data, 2)
-	inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+	inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
 		if off >= 4<<20 {
 			return 0, unix.EIO
 		}
-		return realPread(fd, b, off)
+		return defaultSys.pread(fd, b, off)
 	})
-	_, errs := CopyMany(src, destsOf(dsts), Options{Strategy: RW})
+	_, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Strategy: RW})
 	for i := range dsts {
 		var ce *Error
 		if !errors.As(errs[i], &ce) || ce.Side != SideRead || !errors.Is(errs[i], unix.EIO) {
@@ -221,6 +233,7 @@ func TestCopyManyReadError(t *testing.T) {
 // at the smallest, and the hash (given the bytes below it) is the whole
 // source's.
 func TestCopyManyStarts(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 9<<20+99)
 	src, dsts := many(t, data, 3)
 	starts := []int64{4 << 20, 0, 7<<20 + 5}
@@ -255,6 +268,7 @@ func TestCopyManyStarts(t *testing.T) {
 // Each destination's Written hook sees its bytes, in order; an error it
 // returns fails that destination alone.
 func TestCopyManyWrittenHooks(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 8<<20+1)
 	src, dsts := many(t, data, 2)
 	ds := destsOf(dsts)
@@ -286,6 +300,7 @@ func TestCopyManyWrittenHooks(t *testing.T) {
 
 // A stream (a pipe) is read once and written to each destination.
 func TestCopyManyStream(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 5<<20+3)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -316,6 +331,7 @@ func TestCopyManyStream(t *testing.T) {
 // A forced kernel strategy copies each destination on its own; a stream
 // cannot be read twice for it.
 func TestCopyManyForcedKernelStrategy(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 300000)
 	src, dsts := many(t, data, 2)
 	res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: Sendfile})
@@ -340,16 +356,18 @@ func TestCopyManyForcedKernelStrategy(t *testing.T) {
 
 // The slowest destination paces the others, and the result says which.
 func TestCopyManyPaced(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 40<<20)
 	src, dsts := many(t, data, 2)
 	slow := int(dsts[1].Fd())
-	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 		if fd == slow {
 			time.Sleep(2 * time.Millisecond)
 		}
-		return realPwrite(fd, b, off)
+		return defaultSys.pwrite(fd, b, off)
 	})
-	res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: RW})
+	res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Strategy: RW})
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
@@ -360,6 +378,7 @@ func TestCopyManyPaced(t *testing.T) {
 
 // A destination that was given a bad start fails alone.
 func TestCopyManyBadStart(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 1000)
 	src, dsts := many(t, data, 2)
 	ds := destsOf(dsts)
@@ -375,12 +394,13 @@ func TestCopyManyBadStart(t *testing.T) {
 // it would for one, and writes with O_DIRECT where the destination takes
 // it; a cached one is read through the page cache.
 func TestCopyManyAutoDirect(t *testing.T) {
-	inject(t, &directMinBytes, 1<<20)
+	sys := testSys()
+	inject(t, &sys.directMinBytes, 1<<20)
 	for _, cold := range []bool{true, false} {
 		t.Run(fmt.Sprint("cold=", cold), func(t *testing.T) {
 			data := randomBytes(t, 7<<20+3)
 			src, dsts := many(t, data, 2)
-			o := autoCold()
+			o := autoCold(sys)
 			if !cold {
 				o.SourceCached = func() (int64, error) { return int64(len(data)), nil }
 			}
@@ -413,11 +433,13 @@ func TestCopyManyAutoDirect(t *testing.T) {
 // A destination that can share the source's extents is cloned; the
 // others share one read, and the hash is given that read.
 func TestCopyManyCloneOneShareTheRest(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 6<<20+7)
 	src, dsts := many(t, data, 3)
 	clonable := int(dsts[1].Fd())
 	var clones atomic.Int32
-	inject(t, &ficlone, func(dst, s int) error {
+	inject(t, &sys.ficlone, func(dst, s int) error {
 		if dst != clonable {
 			return unix.EOPNOTSUPP
 		}
@@ -428,7 +450,7 @@ func TestCopyManyCloneOneShareTheRest(t *testing.T) {
 	h := sha256.New()
 	// (No Memo: it would take the first refusal for the whole
 	// filesystem, which it is outside this test.)
-	res, errs := CopyMany(src, destsOf(dsts), Options{Hash: h})
+	res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Hash: h})
 	for i, d := range dsts {
 		if errs[i] != nil {
 			t.Fatalf("destination %d: %v", i, errs[i])
@@ -452,11 +474,13 @@ func TestCopyManyCloneOneShareTheRest(t *testing.T) {
 // Every destination cloned: the hash reads the source; one left: it is
 // copied alone, with every strategy of Copy.
 func TestCopyManyClonedAllOrAllButOne(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	for _, all := range []bool{true, false} {
 		t.Run(fmt.Sprint("all=", all), func(t *testing.T) {
 			data := randomBytes(t, 5<<20+1)
 			src, dsts := many(t, data, 2)
-			inject(t, &ficlone, func(dst, s int) error {
+			inject(t, &sys.ficlone, func(dst, s int) error {
 				if !all && dst == int(dsts[0].Fd()) {
 					return unix.EOPNOTSUPP
 				}
@@ -465,7 +489,7 @@ func TestCopyManyClonedAllOrAllButOne(t *testing.T) {
 			})
 			h := sha256.New()
 			var progress countingCounter
-			res, errs := CopyMany(src, destsOf(dsts), Options{Hash: h, Progress: &progress})
+			res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Hash: h, Progress: &progress})
 			for i, d := range dsts {
 				if errs[i] != nil {
 					t.Fatalf("destination %d: %v", i, errs[i])

@@ -218,7 +218,7 @@ func (f *fan) newLoop(live []*fanDest) (*fanLoop, int64) {
 		return nil, -1
 	}
 	if !l.direct && srcRegular && size-f.start >= seqAdviceMinBytes {
-		_, _ = retry(&f.calls, func() (struct{}, error) { return struct{}{}, fadvise(f.src, 0, 0, unix.FADV_SEQUENTIAL) })
+		_, _ = retry(&f.calls, func() (struct{}, error) { return struct{}{}, f.sys.fadvise(f.src, 0, 0, unix.FADV_SEQUENTIAL) })
 	}
 	l.depth = fanReadDepthBuffered
 	if l.direct {
@@ -259,7 +259,7 @@ func (l *fanLoop) small() (int64, bool) {
 	} else {
 		buf = make([]byte, lead.bufSize)
 	}
-	n, err := preadFullCount(f.src, buf, f.start, &l.readCalls)
+	n, err := f.sys.preadFullCount(f.src, buf, f.start, &l.readCalls)
 	l.readBytes += int64(n)
 	if err != nil {
 		f.failAll(l.live, &Error{Strategy: RW, Side: SideRead, Offset: f.start + int64(n), Err: syscallErr("pread64", err)})
@@ -292,10 +292,10 @@ func (l *fanLoop) small() (int64, bool) {
 }
 
 // preadFullCount is preadFull counting its calls.
-func preadFullCount(fd int, b []byte, off int64, calls *int64) (int, error) {
+func (s *sysCalls) preadFullCount(fd int, b []byte, off int64, calls *int64) (int, error) {
 	n := 0
 	for n < len(b) {
-		m, err := retry(calls, func() (int, error) { return pread(fd, b[n:], off+int64(n)) })
+		m, err := retry(calls, func() (int, error) { return s.pread(fd, b[n:], off+int64(n)) })
 		if err != nil {
 			return n, err
 		}
@@ -333,7 +333,7 @@ func (l *fanLoop) openDirect() bool {
 	if directBufBytes%l.srcAlign != 0 {
 		return refuse("O_DIRECT", unix.EINVAL)
 	}
-	fd, err := retry(&l.readCalls, func() (int, error) { return reopen(f.src, unix.O_RDONLY|unix.O_DIRECT) })
+	fd, err := retry(&l.readCalls, func() (int, error) { return f.sys.reopen(f.src, unix.O_RDONLY|unix.O_DIRECT) })
 	if err != nil {
 		return refuse("open(O_DIRECT)", err)
 	}
@@ -402,7 +402,7 @@ func (d *fanDest) setupDirect(bufBytes int) error {
 	if d.memAl > pageSize || d.memAl <= 0 || d.memAl&(d.memAl-1) != 0 || d.align > bufBytes || bufBytes%d.align != 0 {
 		return directFail(SideWrite, "O_DIRECT", unix.EINVAL)
 	}
-	fl, err := retry(&st.Calls, func() (int, error) { return fcntl(c.dst, unix.F_GETFL, 0) })
+	fl, err := retry(&st.Calls, func() (int, error) { return c.sys.fcntl(c.dst, unix.F_GETFL, 0) })
 	if err != nil {
 		return directFail(SideWrite, "fcntl(F_GETFL)", err)
 	}
@@ -606,7 +606,7 @@ func (l *fanLoop) read(ch *fanChunk) {
 	}
 	if l.direct && !l.noDirect.Load() && ch.off%int64(l.srcAlign) == 0 {
 		dc := chunk{buf: ch.buf, off: ch.off, want: ch.want}
-		directRead(l.dsrc, &dc, l.srcAlign)
+		f.sys.directRead(l.dsrc, &dc, l.srcAlign)
 		calls += dc.calls
 		switch {
 		case dc.rerr != nil && refusal(dc.rerr):
@@ -626,7 +626,7 @@ func (l *fanLoop) read(ch *fanChunk) {
 			return
 		}
 	}
-	m, err := preadFullCount(f.src, ch.buf[ch.n:ch.want], ch.off+int64(ch.n), &calls)
+	m, err := f.sys.preadFullCount(f.src, ch.buf[ch.n:ch.want], ch.off+int64(ch.n), &calls)
 	ch.n += m
 	if err != nil {
 		ch.rerr = syscallErr("pread64", err)
@@ -788,7 +788,7 @@ func (d *fanDest) write(ch *fanChunk) error {
 			st := &c.res.Stats[Direct]
 			w := 0
 			for w < k {
-				m, err := retry(&st.Calls, func() (int, error) { return pwrite(c.dst, b[w:k], from+int64(w)) })
+				m, err := retry(&st.Calls, func() (int, error) { return c.sys.pwrite(c.dst, b[w:k], from+int64(w)) })
 				if err == nil && m == 0 {
 					err = errShortWrite
 				}

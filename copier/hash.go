@@ -74,6 +74,7 @@ var ErrHashShort = errors.New("the source ended before the bytes copied were has
 
 // hasher feeds Options.Hash.
 type hasher struct {
+	sys *sysCalls
 	h   hash.Hash
 	src int
 	bg  bool // spans are hashed by the goroutine
@@ -120,7 +121,7 @@ func newHasher(o Options, start int64) *hasher {
 	if o.Hash == nil {
 		return nil
 	}
-	k := &hasher{h: o.Hash, end: start, next: start, snapEvery: o.HashSnapshotEvery, waiting: o.HashWaiting}
+	k := &hasher{sys: o.sysOf(), h: o.Hash, end: start, next: start, snapEvery: o.HashSnapshotEvery, waiting: o.HashWaiting}
 	k.cond = sync.NewCond(&k.mu)
 	if k.snapEvery > 0 && start%k.snapEvery == 0 {
 		k.takeSnapshot()
@@ -410,7 +411,7 @@ func (k *hasher) reread(off, n int64) error {
 	}
 	for n > 0 {
 		want := min(n, int64(len(k.buf)))
-		m, err := preadFull(k.src, k.buf[:want], off)
+		m, err := k.sys.preadFull(k.src, k.buf[:want], off)
 		if m > 0 {
 			k.write(k.buf[:m])
 			off += int64(m)
@@ -452,10 +453,10 @@ func (k *hasher) snapshot() HashState {
 
 // preadFull reads len(b) bytes at off, or fewer at the end of the file;
 // EINTR is retried.
-func preadFull(fd int, b []byte, off int64) (int, error) {
+func (s *sysCalls) preadFull(fd int, b []byte, off int64) (int, error) {
 	n := 0
 	for n < len(b) {
-		m, err := pread(fd, b[n:], off+int64(n))
+		m, err := s.pread(fd, b[n:], off+int64(n))
 		if err == unix.EINTR {
 			continue
 		}

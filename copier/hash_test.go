@@ -41,9 +41,11 @@ func wantDigest(t *testing.T, h hash.Hash, res Result, want []byte) {
 // the buffers of rw, splice and direct hashed, the bytes of
 // copy_file_range and sendfile read again.
 func TestHashEveryStrategy(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
 		for _, n := range []int{0, 1, 4096, 1<<20 + 1, 5<<20 + 17} {
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
+				t.Parallel()
 				data := randomBytes(t, n)
 				dst, src := pair(t, data)
 				h := sha256.New()
@@ -75,6 +77,7 @@ func TestHashEveryStrategy(t *testing.T) {
 // A sparse source's holes are hashed as zeros, not read, with the data
 // between them, by every strategy.
 func TestHashSparse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "src")
 	const size = 24 << 20
@@ -109,6 +112,8 @@ func TestHashSparse(t *testing.T) {
 // A stream's bytes cannot be read again: splice duplicates its pipe for
 // the hash (tee), rw hashes its buffer, and auto leaves sendfile out.
 func TestHashStreams(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 3<<20+5)
 	for _, s := range []Strategy{Auto, Splice, RW} {
 		for _, short := range []bool{false, true} {
@@ -116,7 +121,7 @@ func TestHashStreams(t *testing.T) {
 				if short {
 					// tee duplicates only part of the pipe: the rest
 					// goes through the buffer, hashed there.
-					inject(t, &tee, func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 1000), fl) })
+					inject(t, &sys.tee, func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 1000), fl) })
 				}
 				r, w, err := os.Pipe()
 				if err != nil {
@@ -130,7 +135,7 @@ func TestHashStreams(t *testing.T) {
 				}
 				defer dst.Close()
 				h := sha256.New()
-				res, err := Copy(dst, r, Options{Strategy: s, Hash: h})
+				res, err := Copy(dst, r, Options{sys: sys, Strategy: s, Hash: h})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -147,16 +152,18 @@ func TestHashStreams(t *testing.T) {
 // tee refused, or short, on a regular source: what it did not duplicate
 // is read again from the source.
 func TestHashSpliceTeeFails(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 3<<20+5)
 	for name, fn := range map[string]func(r, w, n, fl int) (int64, error){
 		"refused": func(int, int, int, int) (int64, error) { return 0, unix.EINVAL },
 		"short":   func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 4096), fl) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			inject(t, &tee, fn)
+			inject(t, &sys.tee, fn)
 			dst, src := pair(t, data)
 			h := sha256.New()
-			res, err := Copy(dst, src, Options{Strategy: Splice, Hash: h})
+			res, err := Copy(dst, src, Options{sys: sys, Strategy: Splice, Hash: h})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,12 +180,14 @@ func TestHashSpliceTeeFails(t *testing.T) {
 // the kernel moved before are read again, the next strategy's hashed from
 // its buffer, in order.
 func TestHashAcrossFallbacks(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 9<<20+3)
 	dst, src := pair(t, data)
-	inject(t, &copyFileRange, cfrFailAfter(3<<20, 1<<20, unix.EXDEV))
-	inject(t, &sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
+	inject(t, &sys.copyFileRange, cfrFailAfter(3<<20, 1<<20, unix.EXDEV))
+	inject(t, &sys.sendfile, func(int, int, *int64, int) (int, error) { return 0, unix.EINVAL })
 	h := sha256.New()
-	res, err := Copy(dst, src, Options{Hash: h, BufferSize: 256 << 10})
+	res, err := Copy(dst, src, Options{sys: sys, Hash: h, BufferSize: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +201,7 @@ func TestHashAcrossFallbacks(t *testing.T) {
 // A resumed copy's hash starts from the state given: the digest is the
 // whole file's.
 func TestHashStartsAtStart(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 6<<20+11)
 	for _, s := range []Strategy{CopyFileRange, RW, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
@@ -216,18 +226,20 @@ func TestHashStartsAtStart(t *testing.T) {
 // A source that shrinks between the kernel's copy and the read for the
 // hash fails the copy: the digest would not be of what was copied.
 func TestHashSourceShrinks(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 6<<20)
 	dst, src := pair(t, data)
 	var once atomic.Bool
-	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		m, err := realCopyFileRange(rfd, roff, wfd, woff, n, flags)
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		m, err := defaultSys.copyFileRange(rfd, roff, wfd, woff, n, flags)
 		if once.CompareAndSwap(false, true) {
 			unix.Ftruncate(rfd, 0) // fails: read-only descriptor
 			os.Truncate(src.Name(), 1<<20)
 		}
 		return m, err
 	})
-	_, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New()})
+	_, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: sha256.New()})
 	if !errors.Is(err, ErrHashShort) {
 		t.Fatalf("error %v, want ErrHashShort", err)
 	}
@@ -248,6 +260,7 @@ func (s *slowHash) Write(b []byte) (int, error) {
 // The direct pipeline gives the buffers of whole chunks to the hash and
 // takes them back once hashed; a hash slower than the copy only slows it.
 func TestHashDirectSlowHash(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 40<<20+4097)
 	dst, src := pair(t, data)
 	h := &slowHash{Hash: sha256.New(), delay: 2 * time.Millisecond}
@@ -263,31 +276,33 @@ func TestHashDirectSlowHash(t *testing.T) {
 // pipeline's end does not wait forever, and a read error while the bytes
 // are read again ends the copy.
 func TestHashEndsWithAFailedCopy(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 20<<20)
 	t.Run("direct", func(t *testing.T) {
 		dst, src := pair(t, data)
 		var writes atomic.Int32
-		inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
+		inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 			if writes.Add(1) == 5 {
 				return 0, unix.EIO
 			}
-			return realPwrite(fd, b, off)
+			return defaultSys.pwrite(fd, b, off)
 		})
 		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
-		_, err := Copy(dst, src, Options{Strategy: Direct, Hash: h})
+		_, err := Copy(dst, src, Options{sys: sys, Strategy: Direct, Hash: h})
 		if !errors.Is(err, unix.EIO) {
 			t.Fatalf("error %v, want EIO", err)
 		}
 	})
 	t.Run("read again", func(t *testing.T) {
 		dst, src := pair(t, data)
-		inject(t, &pread, func(fd int, b []byte, off int64) (int, error) {
+		inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
 			if off >= 8<<20 {
 				return 0, unix.EIO
 			}
-			return realPread(fd, b, off)
+			return defaultSys.pread(fd, b, off)
 		})
-		_, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New()})
+		_, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: sha256.New()})
 		if !errors.Is(err, unix.EIO) {
 			t.Fatalf("error %v, want EIO", err)
 		}
@@ -297,6 +312,7 @@ func TestHashEndsWithAFailedCopy(t *testing.T) {
 // With snapshots, the hash keeps its state at the latest multiple passed:
 // taken up again there, it ends at the whole file's digest.
 func TestHashSnapshots(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 5<<20+100)
 	for _, s := range []Strategy{CopyFileRange, RW, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
@@ -326,11 +342,13 @@ func TestHashSnapshots(t *testing.T) {
 // HashLater: the copy returns while the bytes the kernel moved may still
 // be read again; HashWait completes the hash (or gives it up).
 func TestHashLater(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 20<<20+9)
 	for _, abandon := range []bool{false, true} {
 		dst, src := pair(t, data)
 		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
-		res, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: h, HashLater: true})
+		res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: h, HashLater: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,8 +370,8 @@ func TestHashLater(t *testing.T) {
 	}
 	// A failed copy waits for nothing and leaves nothing to wait for.
 	dst, src := pair(t, data)
-	inject(t, &copyFileRange, cfrFailAfter(8<<20, 1<<20, unix.EIO))
-	res, err := Copy(dst, src, Options{Strategy: CopyFileRange, Hash: sha256.New(), HashLater: true})
+	inject(t, &sys.copyFileRange, cfrFailAfter(8<<20, 1<<20, unix.EIO))
+	res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: sha256.New(), HashLater: true})
 	if err == nil || res.HashWait != nil {
 		t.Fatalf("error %v, HashWait %v: want the error and no wait", err, res.HashWait != nil)
 	}
@@ -363,12 +381,15 @@ func TestHashLater(t *testing.T) {
 // fdatasync began: at a multiple of the snapshot interval, never past the
 // offset recorded, and taken up there it ends at the file's digest.
 func TestHashCheckpoints(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 16<<20+3)
 	for _, s := range []Strategy{RW, CopyFileRange, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
+			sys := testSys()
 			dst, src := pair(t, data)
-			inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-				return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+				return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 			})
 			type rec struct {
 				off int64
@@ -376,9 +397,10 @@ func TestHashCheckpoints(t *testing.T) {
 			}
 			var recs []rec
 			res, err := Copy(dst, src, Options{
+				sys:      sys,
 				Strategy: s, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour, Flush: true,
 				Hash: sha256.New(), HashSnapshotEvery: 1 << 20,
-				HashCheckpoint: func(off int64, h HashState) error { recs = append(recs, rec{off, h}); return nil },
+				CheckpointFlush: testFlush, HashCheckpoint: func(off int64, h HashState) error { recs = append(recs, rec{off, h}); return nil },
 			})
 			if err != nil {
 				t.Fatal(err)

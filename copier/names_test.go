@@ -6,6 +6,7 @@ import "testing"
 
 // A mode out of its names' range prints as TYPE(N) instead of panicking.
 func TestNamesOutOfRange(t *testing.T) {
+	t.Parallel()
 	for got, want := range map[string]string{
 		ReflinkMode(3).String(): "ReflinkMode(3)",
 		SparseMode(-1).String(): "SparseMode(-1)",

@@ -13,7 +13,7 @@ func (c fastPath) reflink(off, length int64) (int64, bool, error) {
 	var err error
 	name := "ioctl(FICLONE)"
 	if off == 0 && length < 0 {
-		err = retryErr(&st.Calls, func() error { return ficlone(c.dst, c.src) })
+		err = retryErr(&st.Calls, func() error { return c.sys.ficlone(c.dst, c.src) })
 	} else {
 		name = "ioctl(FICLONERANGE)"
 		arg := unix.FileCloneRange{Src_fd: int64(c.src), Src_offset: uint64(off), Dest_offset: uint64(off)}

@@ -16,8 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var realFdatasync = fdatasync
-
 // prefilled makes a source holding data and a destination holding a marker
 // pattern of start bytes: what a continued copy must keep below start.
 func prefilled(t *testing.T, data []byte, start int) (dst, src *os.File, want []byte) {
@@ -32,6 +30,7 @@ func prefilled(t *testing.T, data []byte, start int) (dst, src *os.File, want []
 
 // Start: every strategy continues at the offset and writes nothing below it.
 func TestStartContinuesAtOffset(t *testing.T) {
+	t.Parallel()
 	const n = 3<<20 + 17
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		for _, start := range []int{1, 4096, 1<<20 + 3, n - 1, n} {
@@ -58,6 +57,7 @@ func TestStartContinuesAtOffset(t *testing.T) {
 // Start on a sparse source: the walk goes on from the offset, in a hole or
 // in data, and the holes after it stay holes.
 func TestStartInSparseSource(t *testing.T) {
+	t.Parallel()
 	const size = 64 << 20
 	chunks := map[int64][]byte{}
 	for _, off := range []int64{0, 8 << 20, 24 << 20, 40 << 20} {
@@ -66,6 +66,7 @@ func TestStartInSparseSource(t *testing.T) {
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, RW} {
 		for _, start := range []int64{4 << 20, 8<<20 + 12288, 30 << 20} {
 			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				makeSparse(t, filepath.Join(dir, "src"), size, chunks)
 				// What an interrupted copy left: the source's extents up to start.
@@ -102,6 +103,7 @@ func TestStartInSparseSource(t *testing.T) {
 }
 
 func TestStartOutsideTheSourceIsRefused(t *testing.T) {
+	t.Parallel()
 	dst, src := pair(t, randomBytes(t, 4096))
 	for _, start := range []int64{4097, -1} {
 		_, err := Copy(dst, src, Options{Start: start})
@@ -111,7 +113,7 @@ func TestStartOutsideTheSourceIsRefused(t *testing.T) {
 	}
 }
 
-// syncRecorder replaces fdatasync: it notes, at the time of each call, how
+// syncRecorder is the checkpoints' flush (flush): it notes, at the time of each call, how
 // far the destination had been written (pwrite's high mark).
 type syncRecorder struct {
 	mu      sync.Mutex
@@ -121,15 +123,18 @@ type syncRecorder struct {
 	failAt  int
 }
 
-func (r *syncRecorder) install(t *testing.T) {
-	inject(t, &pwrite, func(fd int, b []byte, off int64) (int, error) {
-		n, err := realPwrite(fd, b, off)
+func (r *syncRecorder) install(t *testing.T, sys *sysCalls) {
+	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
+		n, err := defaultSys.pwrite(fd, b, off)
 		r.mu.Lock()
 		r.written = max(r.written, off+int64(n))
 		r.mu.Unlock()
 		return n, err
 	})
-	inject(t, &fdatasync, func(fd int) error {
+}
+
+func (r *syncRecorder) flush(fd int) error {
+	{
 		r.mu.Lock()
 		r.synced = append(r.synced, r.written)
 		k := len(r.synced)
@@ -137,26 +142,29 @@ func (r *syncRecorder) install(t *testing.T) {
 		if k == r.failAt {
 			return r.fail
 		}
-		return realFdatasync(fd)
-	})
+		return testFlush(fd)
+	}
 }
 
 // Checkpoints every CheckpointBytes: each recorded offset was covered by an
 // fdatasync that started after it was written, they only grow, and the
 // last one is within one interval of the end.
 func TestCheckpointsEveryBytes(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	const n = 16 << 20
 	data := randomBytes(t, n)
 	dst, src := pair(t, data)
 	var rec syncRecorder
-	rec.install(t)
+	rec.install(t, sys)
 	var recorded []int64
 	var reached atomic.Int64
 	res, err := Copy(dst, src, Options{
+		sys:      sys,
 		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour,
-		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
-		Reached:    &reached,
-		Flush:      true, // the end waits for the last checkpoint
+		CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+		Reached: &reached,
+		Flush:   true, // the end waits for the last checkpoint
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -187,16 +195,19 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 
 // Checkpoints every CheckpointInterval, counted by the copy's clock.
 func TestCheckpointsEveryInterval(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 4<<20)
 	dst, src := pair(t, data)
 	var rec syncRecorder
-	rec.install(t)
+	rec.install(t, sys)
 	clock := time.Unix(0, 0)
 	var recorded []int64
 	res, err := Copy(dst, src, Options{
+		sys:      sys,
 		Strategy: RW, BufferSize: 512 << 10, // 8 calls
-		Flush:      true,
-		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+		Flush:           true,
+		CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 		now: func() time.Time {
 			clock = clock.Add(3 * time.Second) // every other call passes 5 s
 			return clock
@@ -214,14 +225,17 @@ func TestCheckpointsEveryInterval(t *testing.T) {
 // A failed fdatasync ends the copy with its error, never falls back, and
 // its offset is not recorded.
 func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	data := randomBytes(t, 8<<20)
 	dst, src := pair(t, data)
 	rec := syncRecorder{fail: unix.EIO, failAt: 2}
-	rec.install(t)
+	rec.install(t, sys)
 	var recorded []int64
 	_, err := Copy(dst, src, Options{
+		sys:        sys,
 		BufferSize: 256 << 10, CheckpointBytes: 1 << 20, Strategy: RW, Flush: true,
-		Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+		CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 	})
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Refused || ce.Side != SideWrite || !errors.Is(err, unix.EIO) {
@@ -233,11 +247,11 @@ func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 	// auto, where the rw loop is not the first strategy: no fallback either.
 	dst, src = pair(t, data)
 	rec = syncRecorder{fail: unix.EIO, failAt: 1}
-	rec.install(t)
-	inject(t, &copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		return realCopyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
+	rec.install(t, sys)
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 	})
-	res, err := Copy(dst, src, Options{CheckpointBytes: 1 << 20, Flush: true, Checkpoint: func(int64) error { return nil }})
+	res, err := Copy(dst, src, Options{sys: sys, CheckpointBytes: 1 << 20, Flush: true, CheckpointFlush: rec.flush, Checkpoint: func(int64) error { return nil }})
 	if !errors.Is(err, unix.EIO) || len(res.Fallbacks) != 1 {
 		t.Errorf("auto: err %v fallbacks %+v, want EIO and only reflink's refusal", err, res.Fallbacks)
 	}
@@ -245,11 +259,12 @@ func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 
 // An error from recording the checkpoint ends the copy.
 func TestCheckpointRecordErrorStopsTheCopy(t *testing.T) {
+	t.Parallel()
 	dst, src := pair(t, randomBytes(t, 8<<20))
 	bad := errors.New("setxattr failed")
 	_, err := Copy(dst, src, Options{
 		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 1 << 20,
-		Checkpoint: func(int64) error { return bad },
+		CheckpointFlush: testFlush, Checkpoint: func(int64) error { return bad },
 	})
 	if !errors.Is(err, bad) {
 		t.Errorf("err %v, want the record's error", err)
@@ -260,17 +275,20 @@ func TestCheckpointRecordErrorStopsTheCopy(t *testing.T) {
 // aligned offset, and takes its checkpoints as it writes (one call moves the
 // whole file, so they must come from inside it).
 func TestStartAndCheckpointsDirect(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
 	const n = 24<<20 + 12345
 	for _, start := range []int{1 << 20, 9<<20 + 4096} {
 		t.Run(fmt.Sprint(start), func(t *testing.T) {
 			data := randomBytes(t, n)
 			dst, src, want := prefilled(t, data, start)
 			var rec syncRecorder
-			rec.install(t)
+			rec.install(t, sys)
 			var recorded []int64
 			res, err := Copy(dst, src, Options{
+				sys:      sys,
 				Strategy: Direct, Start: int64(start), CheckpointBytes: 4 << 20, Flush: true,
-				Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
+				CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -295,7 +313,7 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 	}
 	// An unaligned start is refused by a forced direct.
 	dst, src, _ := prefilled(t, randomBytes(t, 4<<20), 1000)
-	if _, err := Copy(dst, src, Options{Strategy: Direct, Start: 1000}); err == nil {
+	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct, Start: 1000}); err == nil {
 		t.Error("a forced direct copy started at an unaligned offset")
 	}
 }
@@ -303,18 +321,19 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 // Without a flush to come (no --sync), the copy's end does not wait for a
 // checkpoint still running: it finishes on a descriptor of its own.
 func TestCopyEndDoesNotWaitForACheckpoint(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(t, 4<<20)
 	dst, src := pair(t, data)
 	release := make(chan struct{})
 	started := make(chan int, 8)
-	inject(t, &fdatasync, func(fd int) error {
+	flush := func(fd int) error {
 		started <- fd
 		<-release
-		return realFdatasync(fd)
-	})
+		return testFlush(fd)
+	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 1 << 20, CheckpointBytes: 3 << 20, Checkpoint: func(int64) error { return nil }})
+		_, err := Copy(dst, src, Options{Strategy: RW, BufferSize: 1 << 20, CheckpointBytes: 3 << 20, CheckpointFlush: flush, Checkpoint: func(int64) error { return nil }})
 		done <- err
 	}()
 	fd := <-started

@@ -18,7 +18,7 @@ func (c fastPath) rw(off, n int64) (int64, error) {
 	name := "read"
 	if c.srcPos {
 		name = "pread64"
-		m, err = retry(&st.Calls, func() (int, error) { return pread(c.src, b, off) })
+		m, err = retry(&st.Calls, func() (int, error) { return c.sys.pread(c.src, b, off) })
 	} else {
 		m, err = retry(&st.Calls, func() (int, error) { return read(c.src, b) })
 	}
@@ -84,7 +84,7 @@ func (c *copier) writeAll(st *Stat, s Strategy, b []byte, off int64) error {
 		var m int
 		var err error
 		if c.dstPos {
-			m, err = retry(&st.Calls, func() (int, error) { return pwrite(c.dst, b[w:], off+int64(w)) })
+			m, err = retry(&st.Calls, func() (int, error) { return c.sys.pwrite(c.dst, b[w:], off+int64(w)) })
 		} else {
 			m, err = retry(&st.Calls, func() (int, error) { return write(c.dst, b[w:]) })
 		}

@@ -16,7 +16,7 @@ func (c fastPath) sendfile(off, n int64) (int64, error) {
 		}
 		c.dstFilePos = off
 	}
-	m, err := retry(&st.Calls, func() (int, error) { return sendfile(c.dst, c.src, c.srcOff(off), int(n)) })
+	m, err := retry(&st.Calls, func() (int, error) { return c.sys.sendfile(c.dst, c.src, c.srcOff(off), int(n)) })
 	if err != nil {
 		return 0, &Error{Strategy: Sendfile, Side: SideBoth, Offset: off, Err: syscallErr("sendfile", err)}
 	}

@@ -19,7 +19,7 @@ func (c fastPath) splice(off, n int64) (int64, error) {
 	st := &c.res.Stats[Splice]
 	if (c.srcFIFO || c.dstFIFO) && c.hash == nil {
 		m, err := retry(&st.Calls, func() (int64, error) {
-			return splice(c.src, c.srcOff(off), c.dst, c.dstOff(off), int(n), spliceFlags)
+			return c.sys.splice(c.src, c.srcOff(off), c.dst, c.dstOff(off), int(n), spliceFlags)
 		})
 		if err != nil {
 			return 0, &Error{Strategy: Splice, Side: SideBoth, Offset: off, Err: syscallErr("splice", err)}
@@ -35,7 +35,7 @@ func (c fastPath) splice(off, n int64) (int64, error) {
 		}
 	}
 	in, err := retry(&st.Calls, func() (int64, error) {
-		return splice(c.src, c.srcOff(off), c.pipe[1], nil, int(n), spliceFlags)
+		return c.sys.splice(c.src, c.srcOff(off), c.pipe[1], nil, int(n), spliceFlags)
 	})
 	if err != nil {
 		return 0, &Error{Strategy: Splice, Side: SideRead, Offset: off, Err: syscallErr("splice", err)}
@@ -51,7 +51,7 @@ func (c fastPath) splice(off, n int64) (int64, error) {
 	var out int64
 	for out < in {
 		m, err := retry(&st.Calls, func() (int64, error) {
-			return splice(c.pipe[0], nil, c.dst, c.dstOff(off+out), int(in-out), spliceFlags)
+			return c.sys.splice(c.pipe[0], nil, c.dst, c.dstOff(off+out), int(in-out), spliceFlags)
 		})
 		if err == nil && m == 0 {
 			err = errShortWrite
@@ -84,9 +84,9 @@ func (c fastPath) tee(in int64) int64 {
 			return -1
 		}
 		c.hashPipe, c.haveHashPipe = p, true
-		_, _ = retry(&st.Calls, func() (int, error) { return fcntl(p[1], unix.F_SETPIPE_SZ, pipeBytes) })
+		_, _ = retry(&st.Calls, func() (int, error) { return c.sys.fcntl(p[1], unix.F_SETPIPE_SZ, pipeBytes) })
 	}
-	t, err := retry(&st.Calls, func() (int64, error) { return tee(c.pipe[0], c.hashPipe[1], int(in), 0) })
+	t, err := retry(&st.Calls, func() (int64, error) { return c.sys.tee(c.pipe[0], c.hashPipe[1], int(in), 0) })
 	if err != nil {
 		return -1
 	}
@@ -206,7 +206,7 @@ func (c fastPath) openPipe() error {
 	// A bigger pipe means fewer splice calls; when F_SETPIPE_SZ is refused
 	// (above /proc/sys/fs/pipe-max-size without CAP_SYS_RESOURCE) the
 	// default 64 KiB pipe still works.
-	_, _ = retry(&st.Calls, func() (int, error) { return fcntl(p[1], unix.F_SETPIPE_SZ, pipeBytes) })
+	_, _ = retry(&st.Calls, func() (int, error) { return c.sys.fcntl(p[1], unix.F_SETPIPE_SZ, pipeBytes) })
 	return nil
 }
 

@@ -155,7 +155,14 @@ type Options struct {
 	// returned): at least every CheckpointBytes bytes written and every
 	// CheckpointInterval (see checkpoint.go). An error it returns ends the
 	// copy with that error.
-	Checkpoint         func(off int64) error
+	Checkpoint func(off int64) error
+	// CheckpointFlush makes the data written through a descriptor of the
+	// destination durable (fdatasync, EINTR retried: durability's
+	// FlushCheckpoint); it runs on a goroutine of its own, on a duplicate
+	// of dst's descriptor. Required with Checkpoint or HashCheckpoint; its
+	// error is final: the copy ends with it, and the offset it would have
+	// covered is never recorded.
+	CheckpointFlush    func(fd int) error
 	CheckpointBytes    int64         // 0: DefaultCheckpointBytes
 	CheckpointInterval time.Duration // 0: DefaultCheckpointInterval
 	// Reached, when set, is kept at the offset below which the destination
@@ -191,6 +198,7 @@ type Options struct {
 	HashLater bool
 
 	now func() time.Time // the checkpoints' clock, for tests
+	sys *sysCalls        // nil: defaultSys; a test's own calls
 }
 
 // Debug values for GNU cp's --debug line.

@@ -8,43 +8,83 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The system calls the copier makes, as package-level variables so that unit
-// tests can inject errnos, short counts and zero returns deterministically.
-var (
-	ficlone       = unix.IoctlFileClone
-	ficloneRange  = unix.IoctlFileCloneRange
-	copyFileRange = unix.CopyFileRange
-	sendfile      = unix.Sendfile
-	splice        = func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
-		m, err := unix.Splice(rfd, roff, wfd, woff, n, flags)
-		return int64(m), err
-	}
-	tee       = func(rfd, wfd, n, flags int) (int64, error) { return unix.Tee(rfd, wfd, n, flags) }
-	pread     = unix.Pread
-	pwrite    = unix.Pwrite
-	read      = unix.Read
-	write     = unix.Write
-	seek      = unix.Seek
-	ftruncate = unix.Ftruncate
-	fallocate = unix.Fallocate
-	fstat     = unix.Fstat
-	pipe2     = unix.Pipe2
-	fcntl     = func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) }
-	closeFd   = unix.Close
-	fdatasync = unix.Fdatasync // checkpoints (--resume)
-	statx     = unix.Statx
-	fadvise   = unix.Fadvise
+// sysCalls are the system calls of one copy that tests replace, to inject
+// errnos, short counts and zero returns, and the sizes from which Auto
+// picks Direct, which tests make small: a value per copy, as
+// internal/poll's hooks but held by the copy, so that tests replacing
+// them run side by side. Options.sys names a copy's; nil is defaultSys.
+type sysCalls struct {
+	ficlone       func(dst, src int) error
+	copyFileRange func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error)
+	sendfile      func(out, in int, off *int64, n int) (int, error)
+	splice        func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error)
+	tee           func(rfd, wfd, n, flags int) (int64, error)
+	pread         func(fd int, b []byte, off int64) (int, error)
+	pwrite        func(fd int, b []byte, off int64) (int, error)
+	fcntl         func(fd, cmd, arg int) (int, error)
+	fallocate     func(fd int, mode uint32, off, n int64) error
+	fadvise       func(fd int, off, n int64, advice int) error
 	// reopen opens the file behind descriptor fd again, as a new open
 	// file description with its own flags (Direct's O_DIRECT source),
 	// through the /proc/self/fd magic link: no name another user could
 	// swap is resolved.
-	reopen = func(fd, flags int) (int, error) {
+	reopen func(fd, flags int) (int, error)
+
+	// directMinBytes is DirectMinBytes; directUnflushedMinBytes and
+	// dirtyLimit are described where they are defined (direct.go).
+	directMinBytes          int64
+	directUnflushedMinBytes int64
+	dirtyLimit              func() int64
+}
+
+// defaultSys is every copy's sysCalls but a test's.
+var defaultSys = sysCalls{
+	ficlone:       unix.IoctlFileClone,
+	copyFileRange: unix.CopyFileRange,
+	sendfile:      unix.Sendfile,
+	splice: func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int64, error) {
+		m, err := unix.Splice(rfd, roff, wfd, woff, n, flags)
+		return int64(m), err
+	},
+	tee:       func(rfd, wfd, n, flags int) (int64, error) { return unix.Tee(rfd, wfd, n, flags) },
+	pread:     unix.Pread,
+	pwrite:    unix.Pwrite,
+	fcntl:     func(fd, cmd, arg int) (int, error) { return unix.FcntlInt(uintptr(fd), cmd, arg) },
+	fallocate: unix.Fallocate,
+	fadvise:   unix.Fadvise,
+	reopen: func(fd, flags int) (int, error) {
 		return unix.Open(sysx.FdPath(fd, ""), flags|unix.O_CLOEXEC, 0)
+	},
+	directMinBytes:          DirectMinBytes,
+	directUnflushedMinBytes: directUnflushedMinBytes,
+	dirtyLimit:              dirtyLimit,
+}
+
+// sysOf is o's sysCalls.
+func (o *Options) sysOf() *sysCalls {
+	if o.sys != nil {
+		return o.sys
 	}
-	mmap    = unix.Mmap
-	munmap  = unix.Munmap
-	madvise = unix.Madvise
-)
+	return &defaultSys
+}
+
+// The calls no test replaces.
+func ficloneRange(fd int, r *unix.FileCloneRange) error { return unix.IoctlFileCloneRange(fd, r) }
+func read(fd int, b []byte) (int, error)                { return unix.Read(fd, b) }
+func write(fd int, b []byte) (int, error)               { return unix.Write(fd, b) }
+func seek(fd int, off int64, whence int) (int64, error) { return unix.Seek(fd, off, whence) }
+func ftruncate(fd int, n int64) error                   { return unix.Ftruncate(fd, n) }
+func fstat(fd int, st *unix.Stat_t) error               { return unix.Fstat(fd, st) }
+func pipe2(p []int, flags int) error                    { return unix.Pipe2(p, flags) }
+func closeFd(fd int) error                              { return unix.Close(fd) }
+func statx(dirfd int, path string, flags, mask int, x *unix.Statx_t) error {
+	return unix.Statx(dirfd, path, flags, mask, x)
+}
+func mmap(fd int, off int64, n, prot, flags int) ([]byte, error) {
+	return unix.Mmap(fd, off, n, prot, flags)
+}
+func munmap(b []byte) error              { return unix.Munmap(b) }
+func madvise(b []byte, advice int) error { return unix.Madvise(b, advice) }
 
 // Sizes of one call, named with their units.
 const (

@@ -479,9 +479,11 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 		SyncWrites:    o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
 		Start:         c.start,
 		Checkpoint:    c.checkpoint,
-		Reached:       c.reached,
-		Hash:          c.hash,
-		HashWaiting:   hashWaiting,
+		// --resume: durability flushes each checkpoint.
+		CheckpointFlush: dest.FlushCheckpoint,
+		Reached:         c.reached,
+		Hash:            c.hash,
+		HashWaiting:     hashWaiting,
 		// --resume: the hash's state goes with each checkpoint.
 		HashSnapshotEvery: c.hashSnapEvery(),
 		HashSnapshots:     c.hashNow,

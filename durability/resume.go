@@ -303,6 +303,16 @@ func (d *Destination) Checkpoint(off int64) error {
 	return d.keeper.write(off, HashState{})
 }
 
+// FlushCheckpoint makes the data written through fd, a descriptor of the
+// temporary file, durable (fdatasync, EINTR retried) for the checkpoint
+// that Checkpoint then records (copier.Options.CheckpointFlush: the copier
+// runs it on a goroutine of its own, on a duplicate descriptor, while the
+// copy goes on). Its error is final: the kernel may have dropped the pages,
+// and no later flush would say so.
+func (d *Destination) FlushCheckpoint(fd int) error {
+	return ignoringEINTR(func() error { return fdatasync(fd) })
+}
+
 // CheckpointHash is Checkpoint for a copy with --checksum: h, its hash's
 // state at h.Off (at most off, and taken when the fdatasync began), is
 // recorded with the checkpoint, so that a resumed copy hashes on from
