@@ -508,3 +508,35 @@ func readXattr(t *testing.T, path string) []byte {
 	}
 	return b[:n]
 }
+
+// A checkpoint's flush is fdatasync of the descriptor the copier gives,
+// retried when a signal cuts it short, and its error is returned as is
+// (the copier makes it final).
+func TestFlushCheckpoint(t *testing.T) {
+	var fds []int
+	results := []error{unix.EINTR, unix.EINTR, unix.EIO}
+	real := fdatasync
+	t.Cleanup(func() { fdatasync = real })
+	fdatasync = func(fd int) error {
+		fds = append(fds, fd)
+		err := results[0]
+		results = results[1:]
+		return err
+	}
+	var d Destination
+	if err := d.FlushCheckpoint(7); err != unix.EIO {
+		t.Fatalf("err %v, want EIO", err)
+	}
+	if !reflect.DeepEqual(fds, []int{7, 7, 7}) {
+		t.Errorf("fdatasync called on %v, want 7 three times (EINTR twice)", fds)
+	}
+	fdatasync = real
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := d.FlushCheckpoint(int(f.Fd())); err != nil {
+		t.Errorf("a real flush: %v", err)
+	}
+}
