@@ -19,6 +19,7 @@ import (
 // and the names in Path, TempPath and Entry.Path are the ones the caller
 // gave.
 func TestEntryPointsAtDirectoryFd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	held := filepath.Join(root, "d")
 	if err := os.MkdirAll(filepath.Join(held, "sub"), 0o755); err != nil {

@@ -88,6 +88,7 @@ func TestVerifyDigest(t *testing.T) {
 // after the copy (with the copy intact) passes; with VerifySource it is
 // read again and the change is caught.
 func TestVerifyDigestSourceReadOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	data := randomData(3<<20 + 5)
 	for _, again := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dest", true: "source"}[again], func(t *testing.T) {
@@ -119,6 +120,7 @@ func TestVerifyDigestSourceReadOnlyWhenAsked(t *testing.T) {
 
 // A sparse copy's holes are hashed as zeros on the read-back, not read.
 func TestVerifyDigestSparse(t *testing.T) {
+	// Not in parallel: it counts the bytes the whole process reads.
 	dir, dest, src := setup(t, nil)
 	const size = 512 << 20
 	data := randomData(1 << 20)
@@ -156,6 +158,7 @@ func TestVerifyDigestSparse(t *testing.T) {
 // A digest of the wrong length, or without an algorithm, is not taken:
 // --verify then compares with the source as it always did.
 func TestSetDigestIgnoresAMismatchedDigest(t *testing.T) {
+	t.Parallel()
 	data := randomData(1 << 20)
 	_, dest, src := setup(t, data)
 	d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: checksum.SHA512, Source: src})

@@ -245,6 +245,7 @@ func fdFlags(t *testing.T, fd int) int {
 }
 
 func TestOpenFlagsSetAtOpen(t *testing.T) {
+	t.Parallel()
 	const oSync, oDSync = 0o4010000, 0o10000 // as /proc/PID/fdinfo prints them
 	if unix.O_SYNC != oSync || unix.O_DSYNC != oDSync {
 		t.Fatalf("O_SYNC %#o, O_DSYNC %#o: not the x86/arm64 values this test expects", unix.O_SYNC, unix.O_DSYNC)
@@ -900,6 +901,7 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 }
 
 func TestVerifySizeMismatch(t *testing.T) {
+	t.Parallel()
 	data := randomData(1 << 20)
 	dir, dest, src := setup(t, data)
 	d, err := Create(fsdir.Cwd, dest, Options{Verify: true})
@@ -916,6 +918,7 @@ func TestVerifySizeMismatch(t *testing.T) {
 }
 
 func TestVerifyNeedsARereadableSource(t *testing.T) {
+	t.Parallel()
 	dir, dest, _ := setup(t, nil)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -937,6 +940,7 @@ func TestVerifyNeedsARereadableSource(t *testing.T) {
 }
 
 func TestEvict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if onTmpfs(t, dir) {
 		t.Skip("tmpfs pages cannot be evicted")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWritesInPlace(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		k             Kind
 		plain, option bool // without and with --inplace
@@ -33,6 +34,7 @@ func TestWritesInPlace(t *testing.T) {
 }
 
 func TestKindOf(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "f")
 	fifo := filepath.Join(dir, "p")

@@ -47,6 +47,7 @@ func ino(t *testing.T, p string) uint64 {
 // The temporary file carries the mark while it is written; DEST does not
 // once it is renamed into place.
 func TestTempFileMarkedWhileWritten(t *testing.T) {
+	t.Parallel()
 	dir, dest, src := setup(t, []byte("new"))
 	d, err := Create(fsdir.Cwd, dest, Options{Named: true})
 	if err != nil {
@@ -74,6 +75,7 @@ func TestTempFileMarkedWhileWritten(t *testing.T) {
 // and Interrupt does not remove it. (Once the abort of one
 // copy removed a second copy's file, which then renamed a third's data.)
 func TestTempFileBelongsToItsInode(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"abort", "commit", "interrupt"} {
 		t.Run(end, func(t *testing.T) {
 			dir, dest, src := setup(t, []byte("new"))
@@ -117,6 +119,7 @@ func TestTempFileBelongsToItsInode(t *testing.T) {
 // Interrupt removes the temporary files of the session and names the
 // in-place destinations it leaves partial; then no rename happens.
 func TestSessionInterrupt(t *testing.T) {
+	t.Parallel()
 	dir, dest, _ := setup(t, []byte("new"))
 	s := NewSession()
 	_, err := Create(fsdir.Cwd, dest, Options{Session: s})
@@ -178,6 +181,7 @@ func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
 // unmarked. (A user's .fastcp-foo.000000000000 must not
 // be deleted.)
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "dst")
 	p := func(hex string) string { return filepath.Join(dir, TempPrefix+"dst."+hex) }
@@ -280,6 +284,7 @@ func TestSweep(t *testing.T) {
 
 // A leftover with the mark on a directory this run created is not looked for.
 func TestDirCreatedIsNotSwept(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := NewSession()
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -306,6 +311,7 @@ func TestDirCreatedIsNotSwept(t *testing.T) {
 // Replace puts the entry in place and leaves nothing under a temporary
 // name, also when finish fails.
 func TestReplace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "link")
 	if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {

@@ -67,6 +67,7 @@ func describePages(before, after []bool) string {
 // drops source pages: behind the copy's writeback, at Commit, behind the
 // source checksums of --verify.
 func TestNoCacheKeepsWhatWasCached(t *testing.T) {
+	t.Parallel()
 	const size = 24 << 20
 	data := randomData(size)
 	warmings := []struct {
@@ -94,6 +95,7 @@ func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 	for _, w := range warmings {
 		for _, m := range modes {
 			t.Run(w.name+"/"+m.name, func(t *testing.T) {
+				t.Parallel()
 				dir, dest, src := setup(t, data)
 				if onTmpfs(t, dir) {
 					t.Skip("tmpfs pages are the file: nothing to drop")
@@ -130,24 +132,38 @@ func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 // recordSourceDrops records the POSIX_FADV_DONTNEED calls on src's
 // descriptor, as page ranges.
 func recordSourceDrops(t *testing.T, src *os.File) (dropped func() []span) {
-	real := fadvise
-	t.Cleanup(func() { fadvise = real })
 	var mu sync.Mutex
 	var spans []span
 	fd := int(src.Fd())
-	fadvise = func(f int, off, n int64, advice int) error {
-		if f == fd && advice == unix.FADV_DONTNEED {
+	fadviseRecorders.Store(fd, func(off, n int64, advice int) {
+		if advice == unix.FADV_DONTNEED {
 			mu.Lock()
 			spans = append(spans, span{off, n})
 			mu.Unlock()
 		}
-		return real(f, off, n, advice)
-	}
+	})
+	t.Cleanup(func() { fadviseRecorders.Delete(fd) })
 	return func() []span {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(spans)
 	}
+}
+
+// fadviseRecorders are the tests' recorders of posix_fadvise, by
+// descriptor (recordSourceDrops): fadvise passes every call by them, from
+// TestMain on, so that the tests that record run side by side.
+var fadviseRecorders sync.Map // int -> func(off, n int64, advice int)
+
+func TestMain(m *testing.M) {
+	real := fadvise
+	fadvise = func(fd int, off, n int64, advice int) error {
+		if r, ok := fadviseRecorders.Load(fd); ok {
+			r.(func(off, n int64, advice int))(off, n, advice)
+		}
+		return real(fd, off, n, advice)
+	}
+	os.Exit(m.Run())
 }
 
 // checkDrops checks the source's page cache after a --nocache copy: no
@@ -182,6 +198,7 @@ func checkDrops(t *testing.T, before, after []bool, dropped []span) {
 // TestNoCacheAbortKeepsWhatWasCached: a failed copy drops what it brought
 // in, and only that.
 func TestNoCacheAbortKeepsWhatWasCached(t *testing.T) {
+	t.Parallel()
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)
 	if onTmpfs(t, dir) {
@@ -297,6 +314,7 @@ func TestSourceCacheDrop(t *testing.T) {
 // TestRangeSetBounded: a source cached page by page is remembered in at
 // most maxKeptSpans ranges, which cover every page that was cached.
 func TestRangeSetBounded(t *testing.T) {
+	t.Parallel()
 	page := int64(os.Getpagesize())
 	var r rangeSet
 	var pages []int64

@@ -17,6 +17,7 @@ import (
 )
 
 func TestResumeRecordRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := resumeRecord{ID: SourceID{Dev: 2049, Ino: 1 << 40, Size: 5 << 30, Mtime: -1, Ctime: 1700000000123456789}, Checkpoint: 3 << 30}
 	got, err := decodeRecord(r.encode())
 	if err != nil || !reflect.DeepEqual(got, r) {
@@ -77,6 +78,7 @@ func TestStartRecordWithoutUserXattrs(t *testing.T) {
 // The record written at the start, at checkpoints, and read back by
 // Continue, which cuts the file back to the checkpoint.
 func TestContinueFromCheckpoint(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
 	id := srcID(t, dir, 8<<20)
@@ -356,6 +358,7 @@ func TestSweepRechecksUnderTheLock(t *testing.T) {
 // was killed): only the first name is ever continued, and Create sweeps
 // only when it finds that name taken.
 func TestContinueSweepsOtherLeftovers(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"continued", "started over"} {
 		t.Run(how, func(t *testing.T) {
 			dir := t.TempDir()
@@ -397,6 +400,7 @@ func TestContinueSweepsOtherLeftovers(t *testing.T) {
 // checkpoint is not written; a record whose hash fields were changed or
 // cut keeps its checkpoint, and its state is not taken, with the reason.
 func TestResumeRecordHashState(t *testing.T) {
+	t.Parallel()
 	id := SourceID{Dev: 1, Ino: 2, Size: 3 << 30, Mtime: 4, Ctime: 5}
 	state := bytes.Repeat([]byte{0xa5, 0x00, 0xff}, 68) // 204 bytes, a SHA-512 state's length
 	r := resumeRecord{ID: id, Checkpoint: 2 << 30, Hash: HashState{Alg: "sha512", Off: 2<<30 - 1<<20, State: state}}
@@ -440,6 +444,7 @@ func TestResumeRecordHashState(t *testing.T) {
 // latest state that is not past how far the copy got; a leftover with a
 // hash state gives it back when continued (ResumedHash).
 func TestResumeHashStateRecorded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := os.WriteFile(src, make([]byte, 8<<20), 0o644); err != nil {

@@ -18,6 +18,7 @@ import (
 // filesystem each is a round trip. Each create waits for the other to have
 // started; with creates taken one at a time both would wait in vain.
 func TestCreatesRunAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := NewSession()
 	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
@@ -53,6 +54,7 @@ func TestCreatesRunAtOnce(t *testing.T) {
 // removes the entry, and the copy is held off for good) or, with the
 // rename, wholly before it. Either way no temporary name is left.
 func TestInterruptDuringACreate(t *testing.T) {
+	t.Parallel()
 	for range 20 {
 		dir := t.TempDir()
 		s := NewSession()

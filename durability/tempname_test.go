@@ -11,6 +11,7 @@ import (
 )
 
 func TestTempNames(t *testing.T) {
+	t.Parallel()
 	for _, dst := range []string{"/d/dst", "/d/" + strings.Repeat("x", 255), "rel"} {
 		a, b := tempName(dst, false), tempName(dst, false)
 		if a == b {
@@ -54,6 +55,7 @@ func TestTempNames(t *testing.T) {
 // The first name is taken by a leftover: the copy goes on under a random
 // name and leaves the leftover alone (the caller judges it).
 func TestCreateWhenFirstTempTaken(t *testing.T) {
+	t.Parallel()
 	dst := filepath.Join(t.TempDir(), "dst")
 	if err := os.WriteFile(FirstTemp(dst), []byte("leftover"), 0o600); err != nil {
 		t.Fatal(err)

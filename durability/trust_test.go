@@ -17,6 +17,7 @@ import (
 // file, 0600, one link, is adopted; group write, a second link, a FIFO and
 // the copy's own source are refused, and the refused file is untouched.
 func TestOpenLeftoverTrustRule(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -77,6 +78,7 @@ func TestOpenLeftoverTrustRule(t *testing.T) {
 
 // A file bind-mounted over a leftover's name is not adopted (root only).
 func TestOpenLeftoverRefusesAMountPoint(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("needs root, and CI=true forbids skipping")
@@ -109,6 +111,7 @@ func TestOpenLeftoverRefusesAMountPoint(t *testing.T) {
 // from a stat that says so (any user), and as root on a real file chowned
 // to nobody, which openLeftover refuses without opening it for writing.
 func TestTrustRuleRefusesAnotherUid(t *testing.T) {
+	t.Parallel()
 	other := uint32(os.Geteuid()) + 1
 	st := unix.Stat_t{Mode: unix.S_IFREG | 0o600, Nlink: 1, Uid: other}
 	if why := judge(&st, identity{}); !strings.Contains(why, fmt.Sprintf("owned by uid %d", other)) {

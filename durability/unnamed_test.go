@@ -44,6 +44,7 @@ func names(t *testing.T, dir string) []string {
 // --resume copy (Named) and a filesystem without O_TMPFILE get a named
 // file.
 func TestUnnamedTempFile(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"commit", "abort", "interrupt"} {
 		t.Run(end, func(t *testing.T) {
 			dir, dest, src := setup(t, []byte("new data"))
@@ -111,6 +112,7 @@ func TestUnnamedTempFile(t *testing.T) {
 // already under the first name (a user's, or another copy's) is left as it
 // is, and triggers the sweep, which keeps an unmarked file.
 func TestUnnamedTempFileNameTaken(t *testing.T) {
+	t.Parallel()
 	dir, dest, src := setup(t, []byte("new data"))
 	if !tmpfileWorks(t, dir) {
 		t.Skipf("no O_TMPFILE in %s", dir)
@@ -157,6 +159,7 @@ func TestUnnamedTempFileNameTaken(t *testing.T) {
 // decided is left alone, and Commit fails with EEXIST, as cp's O_EXCL
 // create does.
 func TestUnnamedNewDest(t *testing.T) {
+	t.Parallel()
 	for _, appeared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("appeared=%v", appeared), func(t *testing.T) {
 			dir := t.TempDir()
