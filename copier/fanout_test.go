@@ -363,7 +363,9 @@ func TestCopyManyPaced(t *testing.T) {
 	slow := int(dsts[1].Fd())
 	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 		if fd == slow {
-			time.Sleep(2 * time.Millisecond)
+			// Long enough that the other is done with its buffer when
+			// the reader waits, however loaded the machine.
+			time.Sleep(20 * time.Millisecond)
 		}
 		return defaultSys.pwrite(fd, b, off)
 	})
