@@ -75,6 +75,21 @@ func (j *job) Add(n int64) {
 	j.a.progress.Add(n)
 }
 
+// accountGroup counts the copies of one regular file to several DESTs
+// (js) as one done on the progress bar: the file was read once, and the
+// copier counted its bytes once.
+func accountGroup(js []*job) {
+	lead := js[0]
+	if lead.a.progress == nil || !lead.regular {
+		return
+	}
+	var counted int64
+	for _, j := range js {
+		counted += j.counted.Load()
+	}
+	lead.a.progress.EntryDone(lead.size, counted)
+}
+
 // account counts a regular file as done on the progress bar, however it
 // ended (copied, skipped, linked, failed): its bytes are its size as it
 // was looked at, whatever the copier counted, so that the bar ends at its

@@ -37,18 +37,21 @@ type operand struct {
 }
 
 type plan struct {
-	ops   []operand
-	fail  string // why nothing is copied (a bad target), or ""
-	total int64  // bytes of the operands that are not trees; -1 when a source's size cannot be known
-	files int    // regular files among them
-	trees bool   // an operand is a tree to copy (its total is the scan's)
+	// ops are the operands, each SOURCE's in a run of targets (one a -t
+	// DIRECTORY each, in order; 1 but with several -t).
+	ops     []operand
+	targets int
+	fail    string // why nothing is copied (a bad target), or ""
+	total   int64  // bytes of the operands that are not trees; -1 when a source's size cannot be known
+	files   int    // regular files among them
+	trees   bool   // an operand is a tree to copy (its total is the scan's)
 }
 
 // makePlan resolves the operands and walks the sources.
 func (a *app) makePlan() *plan {
 	o := a.opts
 	ops := o.Operands
-	p := &plan{}
+	p := &plan{targets: max(len(o.TargetDirs), 1)}
 	var sources []string
 	var target string
 	intoDir := false
@@ -106,7 +109,7 @@ func (a *app) makePlan() *plan {
 			targets = o.TargetDirs
 		}
 		e := a.look(cwd, src, true)
-		for _, target := range targets {
+		for i, target := range targets {
 			dst := target
 			switch {
 			case o.Parents:
@@ -114,14 +117,17 @@ func (a *app) makePlan() *plan {
 			case intoDir:
 				dst = joinPath(target, filepath.Base(src))
 			}
-			// Each -t DIRECTORY gets a copy, and the bytes.
 			op := operand{src: src, dst: dst, target: target, e: e}
 			if op.e.statErr == nil && isDir(&op.e.st) && o.Recursive {
 				op.refused = intoItself(src, &op.e.st, dst)
 			}
 			op.again = op.refused == "" && op.e.statErr == nil && namedBefore(named, o, &op)
 			if !op.again {
-				p.count(o, &op.e.st, op.e.statErr)
+				if i == 0 {
+					// SOURCE is read once for every -t DIRECTORY:
+					// the bar counts its bytes once.
+					p.count(o, &op.e.st, op.e.statErr)
+				}
 				p.trees = p.trees || op.e.statErr == nil && isDir(&op.e.st) && o.Recursive && op.refused == ""
 			}
 			p.ops = append(p.ops, op)

@@ -14,6 +14,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"fastcp/checksum"
@@ -25,12 +26,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyData is the copy engine; a package variable so tests can make it fail.
-var copyData = copier.Copy
+// copyData and copyMany are the copy engine (one DEST, several); package
+// variables so tests can make them fail.
+var (
+	copyData = copier.Copy
+	copyMany = copier.CopyMany
+)
 
 // fileCopy is one copy of data in progress, from step to step.
 type fileCopy struct {
 	*job
+	slot   int // the job's place among the copies of one SOURCE (copyFiles)
 	ex     destInfo
 	srcF   *sysx.File
 	before unix.Stat_t // SOURCE as opened
@@ -53,18 +59,81 @@ type fileCopy struct {
 	digest   []byte
 }
 
-// copyFile copies the data of SOURCE to DEST: through a temporary file
-// renamed over DEST when DEST is or will be a regular file, in place for a
-// device or FIFO DEST or --inplace. It reports whether DEST now holds the
+// copyFiles copies the data of one SOURCE to the DEST of each job of js
+// (the same source entry, one job per -t DIRECTORY; one job but with
+// several -t): through a temporary file renamed over DEST when DEST is or
+// will be a regular file, in place for a device or FIFO DEST or
+// --inplace, with SOURCE opened and read once for all of them
+// (copier.CopyMany). It reports, job by job, whether DEST now holds the
 // copy.
-func (j *job) copyFile() bool {
+func copyFiles(js []*job) []bool {
+	a := js[0].a
+	ok := make([]bool, len(js))
+	var cs []*fileCopy
+	for i, j := range js {
+		c, kept := j.startCopy()
+		if c == nil {
+			ok[i] = kept
+			continue
+		}
+		c.slot = i
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		return ok
+	}
+	srcF, before, err := cs[0].openSource()
+	if err != nil {
+		// Said once, for the first DEST: it is SOURCE's.
+		cs[0].r.fail(err.Error())
+		for _, c := range cs[1:] {
+			c.r.failQuietly()
+		}
+		return ok
+	}
+	defer srcF.Close()
+	// The file is copied as it is now, and -p and -a take its mode,
+	// owner and times from this look, made on what is read: the same
+	// file as looked at before, perhaps rewritten since.
+	js[0].e.st = before
+	var live []*fileCopy
+	for _, c := range cs {
+		c.srcF, c.before = srcF, before
+		c.classify()
+		if o, ex := a.opts, &c.ex; o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || c.inPlace) {
+			// cp --attributes-only opens DEST without truncating it: its data
+			// stay, it gets the attributes asked for.
+			ok[c.slot] = c.attributesOnly(srcF, ex.path)
+			continue
+		}
+		if !c.openDest() {
+			continue
+		}
+		defer c.dest.Abort()
+		live = append(live, c)
+	}
+	if len(live) > 1 && !a.opts.AttributesOnly {
+		copyShared(live, ok)
+		return ok
+	}
+	for _, c := range live {
+		ok[c.slot] = c.copyAlone()
+	}
+	return ok
+}
+
+// startCopy takes a job's DEST as far as the opening of SOURCE: cp's
+// rules for an existing DEST, --verify's, the -v line. A nil copy is a
+// DEST that is not written: kept says whether it counts as the copy (-u,
+// -n).
+func (j *job) startCopy() (c *fileCopy, kept bool) {
 	ex, ok := j.checkDest(true)
 	if !ok {
-		return ex.kept
+		return nil, ex.kept
 	}
-	c := &fileCopy{job: j, ex: ex}
+	c = &fileCopy{job: j, ex: ex}
 	if !c.verifiable() {
-		return false
+		return nil, false
 	}
 	o := j.a.opts
 	// As cp: the -v line comes before the source is opened, so a file
@@ -75,29 +144,16 @@ func (j *job) copyFile() bool {
 	removes := ex.backup != "" || ex.st != nil && unlinksFirst(o, &j.e.st, ex.st)
 	if sourceThroughDest(j.src, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st, removes) {
 		j.r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
-		return false
+		return nil, false
 	}
-	srcF, before, err := j.openSource()
-	if err != nil {
-		j.r.fail(err.Error())
-		return false
-	}
-	defer srcF.Close()
-	c.srcF, c.before = srcF, before
-	// The file is copied as it is now, and -p and -a take its mode,
-	// owner and times from this look, made on what is read: the same
-	// file as looked at before, perhaps rewritten since.
-	j.e.st = before
-	c.classify()
-	if o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || c.inPlace) {
-		// cp --attributes-only opens DEST without truncating it: its data
-		// stay, it gets the attributes asked for.
-		return j.attributesOnly(srcF, ex.path)
-	}
-	if !c.openDest() {
-		return false
-	}
-	defer c.dest.Abort()
+	return c, false
+}
+
+// copyAlone copies SOURCE to the one DEST (all of copyFiles' copies but
+// those of several -t): the transfer, the hash, the check that SOURCE did
+// not change, the commit.
+func (c *fileCopy) copyAlone() bool {
+	o, j := c.a.opts, c.job
 	res, err := c.transfer()
 	if o.Debug {
 		for _, l := range output.DebugLines(&res) {
@@ -112,7 +168,7 @@ func (j *job) copyFile() bool {
 		defer c.endHash()
 	}
 	if err == nil && !o.AttributesOnly {
-		err = sourceChanged(srcF, &c.before, res.Size)
+		err = sourceChanged(c.srcF, &c.before, res.Size)
 	}
 	switch {
 	case err != nil || c.hash == nil:
@@ -123,14 +179,127 @@ func (j *job) copyFile() bool {
 		c.dest.SetDigest(c.digestOf(&res))
 	}
 	c.copied = res.Bytes
+	return c.finish(err)
+}
+
+// finish commits the copy (err nil) or gives it up, and gives the
+// entry's record the manifest's line.
+func (c *fileCopy) finish(err error) bool {
 	if !c.commit(err) {
 		return false
 	}
 	if c.digest != nil && !c.special {
-		j.digest = c.digest
-		j.noteSum(c.digest)
+		c.job.digest = c.digest
+		c.job.noteSum(c.digest)
 	}
 	return true
+}
+
+// copyShared copies SOURCE, read once, to the DEST of every copy of live
+// (several -t DIRECTORYs): one hash, one check that SOURCE did not
+// change, then each DEST committed on its own, all at once (each flush
+// waits for its own device). A DEST that failed is given up alone.
+func copyShared(live []*fileCopy, ok []bool) {
+	lead := live[0]
+	a, o, srcF, before := lead.a, lead.a.opts, lead.srcF, &lead.before
+	start := live[0].start
+	for _, c := range live[1:] {
+		start = min(start, c.start)
+	}
+	errs := make([]error, len(live))
+	h, err := sharedHash(live, start)
+	if err != nil {
+		for i := range live {
+			errs[i] = err
+		}
+		commitAll(live, errs, ok)
+		return
+	}
+	dests := make([]copier.Dest, len(live))
+	for i, c := range live {
+		dests[i] = copier.Dest{File: c.dest.File, Stat: c.destStat(), Written: c.dest.Written, WrittenDirect: c.dest.WrittenDirect,
+			Start: c.start, Checkpoint: c.checkpoint, Reached: c.reached}
+	}
+	copts := lead.copyOptions()
+	copts.Hash = h
+	if a.progress != nil && h != nil {
+		copts.HashWaiting = func() { a.progress.Doing("hashing", lead.dst) }
+	}
+	res, errs := copyMany(srcF, dests, copts)
+	var digest []byte
+	var changed error
+	checked := false
+	for i, c := range live {
+		if o.Debug {
+			for _, l := range output.DebugLines(&res[i]) {
+				c.r.out(l)
+			}
+		}
+		err := hashShort(errs[i])
+		if err == nil && !o.AttributesOnly {
+			if !checked {
+				changed, checked = sourceChanged(srcF, before, res[i].Size), true
+			}
+			err = changed
+		}
+		if err == nil && h != nil {
+			if digest == nil {
+				digest = h.Sum(nil)
+			}
+			c.digest = digest
+			if o.Debug {
+				c.r.out(output.ChecksumDebug(o.Checksum.String(), digest, &res[i]))
+			}
+			c.dest.SetDigest(digest)
+		}
+		c.copied = res[i].Bytes
+		errs[i] = err
+	}
+	commitAll(live, errs, ok)
+}
+
+// sharedHash is the hash of several copies of one SOURCE (--checksum),
+// given SOURCE's bytes below start, where the read for all of them
+// begins: a leftover's saved state continued (--resume), the rest read
+// from SOURCE. nil without --checksum.
+func sharedHash(live []*fileCopy, start int64) (hash.Hash, error) {
+	o := live[0].a.opts
+	if o.Checksum == checksum.None || o.AttributesOnly {
+		return nil, nil
+	}
+	var h hash.Hash
+	var from int64
+	for _, c := range live {
+		if c.hash != nil && c.hashedTo <= start && (h == nil || c.hashedTo > from) {
+			h, from = c.hash, c.hashedTo
+		}
+	}
+	if h == nil {
+		h = o.Checksum.New()
+	}
+	if from < start {
+		if err := checksum.ReadRange(h, int(live[0].srcF.Fd()), from, start, nil); err != nil {
+			if errors.Is(err, checksum.ErrShort) {
+				err = copier.ErrHashShort
+			}
+			return nil, hashShort(&copier.Error{Side: copier.SideRead, Err: err})
+		}
+	}
+	return h, nil
+}
+
+// commitAll commits every copy of live whose error is nil, and gives up
+// the others, at once: each DEST's flush waits for its own device.
+func commitAll(live []*fileCopy, errs []error, ok []bool) {
+	var wg sync.WaitGroup
+	for i, c := range live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok[c.slot] = c.finish(errs[i])
+		}()
+	}
+	wg.Wait()
 }
 
 // hashSnapEvery is how often the hash keeps its state for --resume's
@@ -420,10 +589,9 @@ func (c *fileCopy) startCheckpoints() {
 	}
 }
 
-// transfer copies the bytes (copier), from c.start on.
-func (c *fileCopy) transfer() (copier.Result, error) {
-	o, dest, srcF, before := c.a.opts, c.dest, c.srcF, &c.before
-	destStat := dest.Stat
+// destStat is DEST's stat as the copier takes it.
+func (c *fileCopy) destStat() *unix.Stat_t {
+	destStat := c.dest.Stat
 	if c.pseudo && destStat != nil {
 		// A file of /proc or /sys takes its data as a stream, in
 		// write(2) calls, as cp writes it: it refuses pwrite (ESPIPE).
@@ -431,11 +599,42 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 		st.Mode = st.Mode&^unix.S_IFMT | unix.S_IFCHR
 		destStat = &st
 	}
+	return destStat
+}
+
+// copyOptions are the copier's options that do not depend on DEST; the
+// progress bar says the copy began.
+func (c *fileCopy) copyOptions() copier.Options {
+	o, srcF, before := c.a.opts, c.srcF, &c.before
 	var counter copier.Counter
 	if c.a.progress != nil {
 		counter = c.job
 		c.a.progress.Doing("copying", c.dst)
 	}
+	return copier.Options{
+		Progress:   counter,
+		Strategy:   o.Strategy,
+		Reflink:    o.Reflink,
+		Sparse:     o.Sparse,
+		BufferSize: c.a.bufferSize,
+		Memo:       &c.a.memo,
+		SourceStat: before,
+		NoCache:    o.NoCache,
+		Flush:      o.Sync != durability.SyncNone || o.Verify,
+		SourceCached: func() (int64, error) {
+			return durability.CachedBytes(srcF, before.Size)
+		},
+		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
+		// --resume: durability flushes each checkpoint (of every DEST:
+		// it is given the descriptor).
+		CheckpointFlush: c.dest.FlushCheckpoint,
+	}
+}
+
+// transfer copies the bytes (copier), from c.start on.
+func (c *fileCopy) transfer() (copier.Result, error) {
+	o, dest, srcF := c.a.opts, c.dest, c.srcF
+	copts := c.copyOptions()
 	copyFn := copyData
 	if o.AttributesOnly {
 		copyFn = noData
@@ -460,38 +659,17 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 			hashWaiting = func() { c.a.progress.Doing("hashing", c.dst) }
 		}
 	}
-	return copyFn(dest.File, srcF, copier.Options{
-		Progress:   counter,
-		Strategy:   o.Strategy,
-		Reflink:    o.Reflink,
-		Sparse:     o.Sparse,
-		BufferSize: c.a.bufferSize,
-		Memo:       &c.a.memo,
-		SourceStat: before,
-		DestStat:   destStat,
-		Written:    dest.Written,
-		NoCache:    o.NoCache,
-		Flush:      o.Sync != durability.SyncNone || o.Verify,
-		SourceCached: func() (int64, error) {
-			return durability.CachedBytes(srcF, before.Size)
-		},
-		WrittenDirect: dest.WrittenDirect,
-		SyncWrites:    o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
-		Start:         c.start,
-		Checkpoint:    c.checkpoint,
-		// --resume: durability flushes each checkpoint.
-		CheckpointFlush: dest.FlushCheckpoint,
-		Reached:         c.reached,
-		Hash:            c.hash,
-		HashWaiting:     hashWaiting,
-		// --resume: the hash's state goes with each checkpoint.
-		HashSnapshotEvery: c.hashSnapEvery(),
-		HashSnapshots:     c.hashNow,
-		HashCheckpoint:    c.hashCheckpoint(),
-		// With a flush before the commit, the hash catches up while it
-		// runs.
-		HashLater: !c.inPlace && (o.Sync != durability.SyncNone || o.Verify),
-	})
+	copts.DestStat = c.destStat()
+	copts.Written, copts.WrittenDirect = dest.Written, dest.WrittenDirect
+	copts.Start, copts.Checkpoint, copts.Reached = c.start, c.checkpoint, c.reached
+	copts.Hash, copts.HashWaiting = c.hash, hashWaiting
+	// --resume: the hash's state goes with each checkpoint.
+	copts.HashSnapshotEvery = c.hashSnapEvery()
+	copts.HashSnapshots = c.hashNow
+	copts.HashCheckpoint = c.hashCheckpoint()
+	// With a flush before the commit, the hash catches up while it runs.
+	copts.HashLater = !c.inPlace && (o.Sync != durability.SyncNone || o.Verify)
+	return copyFn(dest.File, srcF, copts)
 }
 
 // commit puts the copy in place when the transfer succeeded (err nil):

@@ -45,15 +45,20 @@ func (a *app) startScan(p *plan, dirs int) {
 	root := s.w.Fixed(cwd)
 	go func() {
 		defer close(s.done)
-		for _, op := range p.ops {
-			e := op.e
-			if s.stop.Load() {
-				return
+		// A SOURCE copied into several -t DIRECTORYs is walked and
+		// read once: counted once.
+		for i := 0; i < len(p.ops); i += p.targets {
+			for _, op := range p.ops[i : i+p.targets] {
+				e := op.e
+				if s.stop.Load() {
+					return
+				}
+				if op.again || op.refused != "" || e.statErr != nil || !isDir(&e.st) {
+					continue
+				}
+				s.tree(root, e.name, follows(a.opts, true), &e.st, nil)
+				break
 			}
-			if op.again || op.refused != "" || e.statErr != nil || !isDir(&e.st) {
-				continue
-			}
-			s.tree(root, e.name, follows(a.opts, true), &e.st, nil)
 		}
 		s.flush()
 		if !s.stop.Load() {

@@ -185,7 +185,14 @@ func (c *createdSet) has(id devIno) bool {
 type linkRegistry struct {
 	mu      sync.Mutex
 	settled sync.Cond // a first copy is done (-j: a further name waits for it)
-	m       map[devIno]*linkFirst
+	m       map[linkKey]*linkFirst
+}
+
+// linkKey is a source inode in one destination tree (dirCopy.t): each
+// -t DIRECTORY has its own first copy of it.
+type linkKey struct {
+	id devIno
+	t  int
 }
 
 // linkFirst is the first copy of a source inode with several links (-a):
@@ -206,20 +213,22 @@ const (
 	linkNone                     // no first copy: the further names are copied
 )
 
-// first returns the first copy of inode id, registering one when there is
-// none yet (seen false): its copy then settles it (made or none).
-func (l *linkRegistry) first(id devIno) (first *linkFirst, seen bool) {
+// first returns the first copy of inode id in the destination tree t,
+// registering one when there is none yet (seen false): its copy then
+// settles it (made or none).
+func (l *linkRegistry) first(id devIno, t int) (first *linkFirst, seen bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if first, seen = l.m[id]; seen {
+	key := linkKey{id, t}
+	if first, seen = l.m[key]; seen {
 		return first, true
 	}
 	if l.m == nil {
-		l.m = make(map[devIno]*linkFirst)
+		l.m = make(map[linkKey]*linkFirst)
 		l.settled.L = &l.mu
 	}
 	first = &linkFirst{}
-	l.m[id] = first
+	l.m[key] = first
 	return first, false
 }
 

@@ -28,9 +28,16 @@ import (
 // (fsdir.Window): open while an entry's copy uses them, and opened again,
 // checked, when the window closed them meanwhile.
 type dirCopy struct {
-	srcN, dstN       *fsdir.Node // srcN nil: a source directory that could not be opened
-	e                *entry      // nil for an operand's DEST directory
-	anc              *ancestor   // the source directories down to this one, nil for an operand's DEST directory
+	// t is the destination tree: the -t DIRECTORY it is in, by its place
+	// among them (0 but with several -t).
+	t          int
+	srcN, dstN *fsdir.Node // srcN nil: a source directory that could not be opened
+	// srcShare counts the copies of the same source directory into other
+	// destination trees that share srcN (nil: none); the last one
+	// finished lets go of it.
+	srcShare         *atomic.Int32
+	e                *entry    // nil for an operand's DEST directory
+	anc              *ancestor // the source directories down to this one, nil for an operand's DEST directory
 	srcPath, dstPath string
 	created          bool // made by this run (or left unfinished by an interrupted one)
 	made             bool // made by this run: nothing can be left over in it
@@ -56,47 +63,73 @@ func (a *app) copyAll(p *plan) {
 		a.seq.emit(true, p.fail)
 		return
 	}
-	if len(p.ops) > 1 {
+	if len(p.ops) > p.targets {
 		// Two SOURCEs can have the same DEST: cp refuses to overwrite
 		// what it just made.
 		a.created = newCreatedSet()
 		a.sched.orderDests()
 	}
-	for _, op := range p.ops {
-		a.copyTop(op)
+	for i := 0; i < len(p.ops); i += p.targets {
+		a.copyTops(p.ops[i : i+p.targets])
 	}
 }
 
-// copyTop copies one command-line SOURCE to DEST.
-func (a *app) copyTop(op operand) {
-	// A copy of its own: the copy of a file takes its stat anew, and
-	// with several -t each DIRECTORY has a copy of the operand.
-	ec := *op.e
+// copyTops copies one command-line SOURCE to its DEST in each -t
+// DIRECTORY (ops: its operands, one a DIRECTORY each, in the order of the
+// -t options; a single one without several -t): a tree is walked once,
+// each file read once for all of them (copyEntries).
+func (a *app) copyTops(ops []operand) {
+	// A copy of its own: the copy of a file takes its stat anew.
+	ec := *ops[0].e
 	e := &ec
-	if a.opts.Parents {
-		if _, ok := a.parentsDest(op.src, op.target); !ok {
-			a.skipTree(a.cwdNode, e, follows(a.opts, true), nil)
-			return
+	src := ops[0].src
+	var sides []side
+	skipped := 0
+	for t, op := range ops {
+		if a.opts.Parents {
+			if _, ok := a.parentsDest(op.src, op.target); !ok {
+				skipped++
+				continue
+			}
 		}
+		if e.statErr == nil && op.refused != "" {
+			a.seq.emit(true, op.refused)
+			continue
+		}
+		// The same SOURCE named twice: said once, for the first -t.
+		if e.statErr == nil && a.namedAgain(op, t == 0) {
+			continue
+		}
+		dirPath, name := splitDest(op.dst)
+		root := &dirCopy{t: t, srcN: a.cwdNode, dstN: a.window.Root(openOperandDir(dirPath), false)}
+		root.dstN.Put()
+		root.pending.Store(1)
+		sides = append(sides, side{p: root, name: name, dst: op.dst})
 	}
-	if e.statErr == nil && op.refused != "" {
-		a.seq.emit(true, op.refused)
+	if skipped == len(ops) {
+		a.skipTree(a.cwdNode, e, follows(a.opts, true), nil)
+	}
+	if len(sides) == 0 {
 		return
 	}
-	if e.statErr == nil && a.namedAgain(op) {
-		return
+	a.copyEntries(sides, e, src)
+	for _, sd := range sides {
+		a.finishScheduling(sd.p, nil)
 	}
-	dirPath, name := splitDest(op.dst)
-	root := &dirCopy{srcN: a.cwdNode, dstN: a.window.Root(openOperandDir(dirPath), false)}
-	root.dstN.Put()
-	root.pending.Store(1)
-	a.copyEntry(root, e, name, op.src, op.dst)
-	a.finishScheduling(root, nil)
+}
+
+// side is one destination tree's part of an entry's copy: the directory
+// the entry goes into, its name there, and DEST as messages name it.
+type side struct {
+	p    *dirCopy
+	name string
+	dst  string
 }
 
 // namedAgain reports whether SOURCE was named before for the same DEST:
-// cp copies it once and warns (or, without -r, omits a directory again).
-func (a *app) namedAgain(op operand) bool {
+// cp copies it once and warns (when warn; or, without -r, omits a
+// directory again).
+func (a *app) namedAgain(op operand, warn bool) bool {
 	key := topCopy{idOf(&op.e.st), filepath.Clean(op.dst)}
 	if !a.tops[key] {
 		if a.tops == nil {
@@ -112,9 +145,11 @@ func (a *app) namedAgain(op operand) bool {
 		}
 		what = "directory"
 	}
-	r := a.seq.open()
-	r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(op.src)))
-	a.seq.close(r)
+	if warn {
+		r := a.seq.open()
+		r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(op.src)))
+		a.seq.close(r)
+	}
 	return true
 }
 
@@ -137,45 +172,60 @@ func openOperandDir(path string) *dir {
 	return d
 }
 
-// copyEntry copies one entry of any type into p under name.
-func (a *app) copyEntry(p *dirCopy, e *entry, name, src, dst string) {
+// copyEntries copies one entry of any type (e; src as messages name it)
+// to each side, one per destination tree: a directory is made in each and
+// walked once, a file read once for all of them, a link or special file
+// made in each. It returns, side by side, the directory copied where the
+// entry is one (nil where it was not made).
+func (a *app) copyEntries(sides []side, e *entry, src string) []*dirCopy {
 	if e.statErr != nil {
 		a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(src), errText(e.statErr)))
-		return
+		return nil
 	}
 	st := &e.st
-	j := &job{a: a, p: p, e: e, name: name, src: src, dst: dst}
+	js := make([]*job, len(sides))
+	for i, sd := range sides {
+		js[i] = &job{a: a, p: sd.p, e: e, name: sd.name, src: src, dst: sd.dst}
+	}
 	if isDir(st) {
 		if !a.opts.Recursive {
 			a.seq.emit(true, fmt.Sprintf("-r not specified; omitting directory %s", quote(src)))
-			return
+			return nil
 		}
-		a.copyDir(j)
-		return
+		return a.copyDirs(js)
 	}
 	switch {
 	case a.opts.Link != flags.LinkNone:
 		// -l, -s: a link instead of a copy, whatever the type. A hard
 		// link to a symbolic link follows it when the walk did.
 		follow := !isSymlink(st)
-		a.schedule(j, func() { j.linkEntry(follow) })
+		for _, j := range js {
+			a.schedule(j, func() { j.linkEntry(follow) })
+		}
 	case isSymlink(st):
-		a.schedule(j, j.copySymlink)
+		for _, j := range js {
+			a.schedule(j, j.copySymlink)
+		}
 	case isRegular(st):
-		a.scheduleFile(j)
+		a.scheduleFiles(js)
 	case a.opts.Recursive && !a.opts.CopyContents:
 		// cp -R recreates FIFOs, devices and sockets rather than reading
 		// them (--copy-contents reads them).
-		a.schedule(j, j.copySpecial)
+		for _, j := range js {
+			a.schedule(j, j.copySpecial)
+		}
 	default:
-		// Without -r a FIFO or device SOURCE is read as data.
-		a.schedule(j, func() { j.copyFile() })
+		// Without -r a FIFO or device SOURCE is read as data: once.
+		a.scheduleGroup(js, func(live []*job) { copyFiles(live) })
 	}
+	return nil
 }
 
-// scheduleFile copies a regular file, or with -a makes a further link to
-// the copy of an inode already copied in this run, as cp -a does.
-func (a *app) scheduleFile(j *job) {
+// scheduleFiles copies a regular file to the DEST of each job of js, read
+// once, or with -a makes a further link to the copy of an inode already
+// copied in this run, as cp -a does, in each destination tree that has
+// that copy.
+func (a *app) scheduleFiles(js []*job) {
 	// The first copy of an inode counts as made when -u kept the DEST
 	// that is already there: the later names are linked to it, as cp
 	// does (replacing whatever they were, newer or not).
@@ -183,72 +233,119 @@ func (a *app) scheduleFile(j *job) {
 	// links that are followed (-L; -H on the command line) may be met
 	// twice, as cp remembers.
 	o := a.opts
-	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && j.top()
-	if !o.HardLinks || j.e.st.Nlink < 2 && !followed {
-		a.schedule(j, func() { j.copyFile() })
+	lead := js[0]
+	followed := o.Deref == flags.DerefAlways || o.Deref == flags.DerefCommandLine && lead.top()
+	if !o.HardLinks || lead.e.st.Nlink < 2 && !followed {
+		a.scheduleGroup(js, func(live []*job) { copyFiles(live) })
 		return
 	}
-	first, seen := a.links.first(idOf(&j.e.st))
-	if !seen {
-		// Whatever becomes of the copy, the further names wait no more.
-		j.finally = func() { a.links.settle(first) }
-		a.schedule(j, func() {
-			if j.copyFile() {
-				a.links.made(first, j.p.dstN, j.dd, j.name, j.digest)
+	firsts := make(map[*job]*linkFirst, len(js))
+	further := make(map[*job]bool, len(js))
+	for _, j := range js {
+		first, seen := a.links.first(idOf(&j.e.st), j.p.t)
+		firsts[j], further[j] = first, seen
+		if !seen {
+			// Whatever becomes of the copy, the further names wait no
+			// more.
+			j.finally = func() { a.links.settle(first) }
+		}
+	}
+	a.scheduleGroup(js, func(live []*job) {
+		var copies, links []*job
+		for _, j := range live {
+			if further[j] {
+				links = append(links, j)
+			} else {
+				copies = append(copies, j)
 			}
-		})
-		return
-	}
-	a.schedule(j, func() {
-		// The first copy was queued earlier, so it is running or done.
-		if a.links.wait(first) {
-			j.makeHardLink(first)
-		} else {
-			j.copyFile()
+		}
+		if len(copies) > 0 {
+			for i, ok := range copyFiles(copies) {
+				if j := copies[i]; ok {
+					a.links.made(firsts[j], j.p.dstN, j.dd, j.name, j.digest)
+				}
+			}
+		}
+		var again []*job
+		for _, j := range links {
+			// The first copy was queued earlier, so it is running or
+			// done.
+			if a.links.wait(firsts[j]) {
+				j.makeHardLink(firsts[j])
+			} else {
+				again = append(again, j)
+			}
+		}
+		if len(again) > 0 {
+			copyFiles(again)
 		}
 	})
 }
 
-// copyDir creates DEST (or merges into an existing directory), then lists
-// SOURCE and copies its entries into it in name order, each looked at
-// when its turn comes.
-func (a *app) copyDir(j *job) {
-	j.r = a.seq.open()
-	d, names, ok := j.openDirCopy()
-	if !ok {
-		j.sub = nil
-		a.seq.close(j.r)
-		return
+// copyDirs creates DEST for each job of js (or merges into an existing
+// directory), then lists SOURCE once and copies its entries into each in
+// name order, each looked at once when its turn comes. It returns, job by
+// job, the directory copy (nil where DEST could not be made).
+func (a *app) copyDirs(js []*job) []*dirCopy {
+	for _, j := range js {
+		j.r = a.seq.open()
 	}
-	j.p.pending.Add(1)
-	d.pending.Store(1)
-	a.seq.close(j.r)
-	var last *dirCopy // the last directory copied: the way back to d
-	for i, name := range names {
-		names[i] = "" // copied: let go of it
-		kid, err := a.lookAt(d, name, last)
+	ds, names := a.openDirCopies(js)
+	var lead *dirCopy
+	for i, d := range ds {
+		if d == nil {
+			continue
+		}
+		js[i].p.pending.Add(1)
+		d.pending.Store(1)
+		if lead == nil {
+			lead = d
+		}
+	}
+	for _, j := range js {
+		a.seq.close(j.r)
+	}
+	if lead == nil {
+		return ds
+	}
+	last := make([]*dirCopy, len(ds)) // the last directory copied in each: the way back to it
+	near := func() *dirCopy {
+		for _, l := range last {
+			if l != nil {
+				return l
+			}
+		}
+		return nil
+	}
+	sides := make([]side, 0, len(ds))
+	at := make([]int, 0, len(ds))
+	for k, name := range names {
+		names[k] = "" // copied: let go of it
+		kid, err := a.lookAt(lead, name, near())
 		if err != nil {
-			a.seq.emit(true, fmt.Sprintf("cannot access %s: %s", quote(j.src), errText(err)))
+			a.seq.emit(true, fmt.Sprintf("cannot access %s: %s", quote(lead.srcPath), errText(err)))
 			break
 		}
-		sub := a.copyEntryIn(d, kid, name, joinPath(j.src, name), joinPath(j.dst, name))
-		if sub != nil {
-			last = sub
+		sides, at = sides[:0], at[:0]
+		for i, d := range ds {
+			if d != nil {
+				sides = append(sides, side{p: d, name: name, dst: joinPath(js[i].dst, name)})
+				at = append(at, i)
+			}
+		}
+		subs := a.copyEntries(sides, kid, joinPath(lead.srcPath, name))
+		for m, sub := range subs {
+			if sub != nil {
+				last[at[m]] = sub
+			}
 		}
 	}
-	a.finishScheduling(d, last)
-}
-
-// copyEntryIn is copyEntry for an entry of the directory d, and returns
-// the directory copied when the entry is one.
-func (a *app) copyEntryIn(d *dirCopy, e *entry, name, src, dst string) *dirCopy {
-	if e.statErr == nil && isDir(&e.st) && a.opts.Recursive {
-		j := &job{a: a, p: d, e: e, name: name, src: src, dst: dst}
-		a.copyDir(j)
-		return j.sub
+	for i, d := range ds {
+		if d != nil {
+			a.finishScheduling(d, last[i])
+		}
 	}
-	a.copyEntry(d, e, name, src, dst)
-	return nil
+	return ds
 }
 
 // lookAt looks at the entry name of d's source (lstat, or stat where -L
@@ -267,46 +364,91 @@ func (a *app) lookAt(d *dirCopy, name string, near *dirCopy) (*entry, error) {
 	return a.look(sd, name, false), nil
 }
 
-// openDirCopy opens SOURCE's directory (checking that it still is the
-// one looked at), lists it and creates or opens DEST's. It returns the
-// names to copy, sorted.
-func (j *job) openDirCopy() (*dirCopy, []string, bool) {
-	a, r, p, e, src, dst := j.a, j.r, j.p, j.e, j.src, j.dst
+// openDirCopies opens SOURCE's directory (checking that it still is the
+// one looked at), lists it and creates or opens DEST's for each job of js.
+// It returns the directory copies, job by job (nil where DEST could not be
+// made), which share SOURCE's node, and the names to copy, sorted.
+func (a *app) openDirCopies(js []*job) ([]*dirCopy, []string) {
+	lead := js[0]
+	r, p, e, src := lead.r, lead.p, lead.e, lead.src
 	st := &e.st
+	ds := make([]*dirCopy, len(js))
+	quiet := func() {
+		// SOURCE's failure, said once, in the first record.
+		for _, j := range js[1:] {
+			j.r.failQuietly()
+		}
+	}
 	if p.anc.has(idOf(st)) {
 		// A symbolic link (-L, -H) or a bind mount leading back up.
 		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
-		return nil, nil, false
+		quiet()
+		return ds, nil
 	}
-	if p.madeAbove(idOf(st)) {
-		// A link in SOURCE leading into DEST, to a directory this run
-		// made and is filling: it was not there when the run began,
-		// and its copy would go on for ever.
-		return nil, nil, false
+	anc := &ancestor{id: idOf(st), parent: p.anc}
+	var first *dirCopy
+	for i, j := range js {
+		if j.p.madeAbove(idOf(st)) {
+			// A link in SOURCE leading into DEST, to a directory this
+			// run made and is filling: it was not there when the run
+			// began, and its copy would go on for ever.
+			continue
+		}
+		ds[i] = &dirCopy{t: j.p.t, e: e, srcPath: src, dstPath: j.dst, parent: j.p, anc: anc}
+		j.sub = ds[i]
+		if first == nil {
+			first = ds[i]
+		}
 	}
-	d := &dirCopy{e: e, srcPath: src, dstPath: dst, parent: p, anc: &ancestor{id: idOf(st), parent: p.anc}}
-	j.sub = d
+	if first == nil {
+		return ds, nil
+	}
 	// -x: a mount point is copied, not what is mounted on it.
 	list := !a.opts.OneFileSystem || p.anc == nil || p.anc.id.Dev == st.Dev
-	names, listErr := j.openSourceDir(d, list)
+	names, listErr := lead.openSourceDir(first, list)
 	if listErr == errSkip {
-		return nil, nil, false
+		quiet()
+		clear(ds)
+		return ds, nil
 	}
-	if !j.openDestDir(d) {
-		if d.srcN != nil {
-			d.srcN.Done()
+	made := 0
+	for i, j := range js {
+		d := ds[i]
+		if d == nil {
+			continue
+		}
+		d.srcN = first.srcN
+		if !j.openDestDir(d) {
+			ds[i], j.sub = nil, nil
+			continue
+		}
+		made++
+	}
+	if made == 0 {
+		if first.srcN != nil {
+			first.srcN.Done()
 		}
 		if list {
 			// Not copied: its entries count as done for the bar.
-			a.skipTree(p.srcN, e, follows(a.opts, j.top()), p.anc)
+			a.skipTree(p.srcN, e, follows(a.opts, lead.top()), p.anc)
 		}
-		return nil, nil, false
+		return ds, nil
+	}
+	if made > 1 {
+		share := new(atomic.Int32)
+		share.Store(int32(made))
+		for _, d := range ds {
+			if d != nil {
+				d.srcShare = share
+			}
+		}
 	}
 	if listErr != nil {
 		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(listErr)))
+		quiet()
 	}
 	slices.Sort(names)
-	return d, names, true
+	return ds, names
 }
 
 // errSkip: the entry is done (its record says why).
@@ -486,7 +628,7 @@ func (a *app) finishDir(d *dirCopy, near *dirCopy) {
 		d.parent.done(a, d)
 	}
 	// After the parent's finish, which may have come back through them.
-	if d.srcN != nil && d.e != nil {
+	if d.srcN != nil && d.e != nil && (d.srcShare == nil || d.srcShare.Add(-1) == 0) {
 		d.srcN.Done()
 	}
 	d.dstN.Done()
@@ -583,6 +725,61 @@ func (a *app) schedule(j *job, f func()) {
 		claimed()
 		a.seq.close(j.r)
 		j.p.done(a, nil)
+	})
+}
+
+// scheduleGroup runs the copy of one entry to the DEST of each job of js
+// (f, given the jobs whose directories could be opened), on a worker with
+// -j, as schedule runs one job's: each DEST after the copies to it named
+// before; the entry counted once on the bar.
+func (a *app) scheduleGroup(js []*job, f func(live []*job)) {
+	if len(js) == 1 {
+		a.schedule(js[0], func() { f(js) })
+		return
+	}
+	type claim struct {
+		prev <-chan struct{}
+		done func()
+	}
+	claims := make([]claim, len(js))
+	for i, j := range js {
+		j.r = a.seq.open()
+		j.p.pending.Add(1)
+		j.size, j.regular = j.e.st.Size, isRegular(&j.e.st)
+		claims[i].prev, claims[i].done = a.sched.claim(j.p.dstN, j.name)
+	}
+	size := js[0].e.st.Size
+	if !isRegular(&js[0].e.st) {
+		// A FIFO or device read as data may take any time: alone.
+		size = batchAloneBytes
+	}
+	a.sched.run(js[0].p, size, func() {
+		for _, c := range claims {
+			if c.prev != nil {
+				<-c.prev
+			}
+		}
+		live := make([]*job, 0, len(js))
+		for _, j := range js {
+			if j.open() {
+				live = append(live, j)
+			}
+		}
+		if len(live) > 0 {
+			f(live)
+		}
+		for _, j := range live {
+			j.close()
+		}
+		accountGroup(js)
+		for i, j := range js {
+			if j.finally != nil {
+				j.finally()
+			}
+			claims[i].done()
+			a.seq.close(j.r)
+			j.p.done(a, nil)
+		}
 	})
 }
 

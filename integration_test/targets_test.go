@@ -5,10 +5,20 @@ package integration_test
 // Several -t DIRECTORY: every SOURCE copied into each, read once.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"fastcp/integration_test/fsfixture"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestTargetsUsage: what several -t cannot mean is a usage error, exit 1,
@@ -112,5 +122,532 @@ func TestTargetsFiles(t *testing.T) {
 			}
 		}
 		assertNoTemps(t, filepath.Join(dir, d))
+	}
+}
+
+// TestTargetsFilesystems copies into three -t DIRECTORYs at once, on
+// xfs (the source's filesystem: a reflink), ext4 and tmpfs: a file of
+// data, a sparse file and, with -a, their attributes; each copy has the
+// bytes, the holes (st_blocks), the mode, the times and the extended
+// attributes of the source, and the source is read once for the two that
+// are not cloned.
+func TestTargetsFilesystems(t *testing.T) {
+	srcDir := fsDir(t, "xfs")
+	dirs := []string{mustMkdir(t, filepath.Join(srcDir, "into")), fsDir(t, "ext4"), fsDir(t, "tmpfs")}
+	data := randomBytes(9<<20+77, "fs")
+	writeFile(t, filepath.Join(srcDir, "data"), data, 0o640)
+	writeSparse(t, filepath.Join(srcDir, "sparse"), 64<<20+5, []span{
+		{off: 0, data: randomBytes(8192, "s0")},
+		{off: 20 << 20, data: randomBytes(3<<20, "s1")},
+		{off: 64<<20 - 4096, data: randomBytes(4096, "s2")},
+	})
+	for _, name := range []string{"data", "sparse"} {
+		p := filepath.Join(srcDir, name)
+		if err := unix.Setxattr(p, "user.test", []byte(name), 0); err != nil {
+			t.Fatal(err)
+		}
+		mtime := time.Date(2001, 2, 3, 4, 5, 6, 7000, time.UTC)
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"-a", "--debug"}
+	for _, d := range dirs {
+		args = append(args, "-t", d)
+	}
+	r := fastcp(t, srcDir, append(args, "data", "sparse")...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("want exit 0 and no message, got %v", r)
+	}
+	for i, d := range dirs {
+		for _, name := range []string{"data", "sparse"} {
+			src, dst := filepath.Join(srcDir, name), filepath.Join(d, name)
+			assertSameContent(t, src, dst)
+			sst, dstSt := statT(t, src), statT(t, dst)
+			if dstSt.Mode != sst.Mode || dstSt.Mtim != sst.Mtim {
+				t.Errorf("%s: mode %o mtime %v, want %o and %v", dst, dstSt.Mode, dstSt.Mtim, sst.Mode, sst.Mtim)
+			}
+			if name == "sparse" && dstSt.Blocks > sst.Blocks {
+				t.Errorf("%s: %d blocks, the source %d: its holes were filled", dst, dstSt.Blocks, sst.Blocks)
+			}
+			buf := make([]byte, 64)
+			if n, err := unix.Getxattr(dst, "user.test", buf); err != nil || string(buf[:n]) != name {
+				t.Errorf("%s: user.test %q, %v", dst, buf[:max(n, 0)], err)
+			}
+		}
+		assertNoTemps(t, d)
+		// The clone on the source's own filesystem; one read for the
+		// others.
+		block := debugBlock(r.stdout, "data", filepath.Join(d, "data"))
+		dbg := parseDebug(t, block, "data", filepath.Join(d, "data"))
+		if i == 0 && dbg.reflink != "yes" {
+			t.Errorf("%s: reflink %q, want yes", d, dbg.reflink)
+		}
+		if i > 0 && !strings.Contains(block, fmt.Sprintf("shared read: SOURCE read once for 2 destinations, %d bytes", len(data))) {
+			t.Errorf("%s: --debug says\n%s\nwant one read shared by the two", d, block)
+		}
+	}
+}
+
+// TestTargetsOneFillsUp: a destination whose filesystem fills up in the
+// middle of the copy fails alone, named in a message, its old DEST kept
+// and nothing left beside it; the others get the whole copy; exit 1.
+func TestTargetsOneFillsUp(t *testing.T) {
+	needMount(t)
+	small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 16<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { small.Unmount() })
+	srcDir := fsDir(t, "ext4")
+	dirs := []string{fsDir(t, "tmpfs"), small.Dir, mustMkdir(t, filepath.Join(srcDir, "into"))}
+	data := randomBytes(24<<20, "full")
+	writeFile(t, filepath.Join(srcDir, "f"), data, 0o644)
+	old := []byte("the old DEST\n")
+	writeFile(t, filepath.Join(small.Dir, "f"), old, 0o644)
+	for _, sync := range []string{"--sync=none", "--sync=data"} {
+		t.Run(sync, func(t *testing.T) {
+			r := fastcp(t, srcDir, sync, "-t", dirs[0], "-t", dirs[1], "-t", dirs[2], "f")
+			want := fmt.Sprintf("fastcp: error writing %s: No space left on device\n", q(filepath.Join(small.Dir, "f")))
+			wantFailure(t, r, 1, want)
+			assertFileBytes(t, filepath.Join(small.Dir, "f"), old)
+			for _, d := range []string{dirs[0], dirs[2]} {
+				assertFileBytes(t, filepath.Join(d, "f"), data)
+			}
+			assertNoTemps(t, dirs...)
+			for _, d := range []string{dirs[0], dirs[2]} {
+				os.Remove(filepath.Join(d, "f"))
+			}
+		})
+	}
+}
+
+// debugBlock is the part of --debug's output about the copy of src to
+// dst: its -v line and the lines up to the next -v line.
+func debugBlock(out, src, dst string) string {
+	head := q(src) + " -> " + q(dst) + "\n"
+	i := strings.Index(out, head)
+	if i < 0 {
+		return ""
+	}
+	rest := out[i+len(head):]
+	end := len(rest)
+	for off := 0; off < len(rest); {
+		nl := strings.IndexByte(rest[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		if strings.Contains(rest[off:off+nl], "' -> '") {
+			end = off
+			break
+		}
+		off += nl + 1
+	}
+	return head + rest[:end]
+}
+
+// makeTargetsTree makes a tree of files (one sparse), directories, a
+// symbolic link, a FIFO and a file with a second hard link, with modes,
+// times and an extended attribute to keep.
+func makeTargetsTree(t *testing.T, src string) {
+	t.Helper()
+	mustMkdir(t, src)
+	mustMkdir(t, filepath.Join(src, "sub"))
+	mustMkdir(t, filepath.Join(src, "sub", "deeper"))
+	writeFile(t, filepath.Join(src, "a"), randomBytes(5<<20+3, "a"), 0o640)
+	writeFile(t, filepath.Join(src, "sub", "b"), randomBytes(4096, "b"), 0o755)
+	writeFile(t, filepath.Join(src, "sub", "deeper", "c"), nil, 0o600)
+	writeSparse(t, filepath.Join(src, "sparse"), 32<<20, []span{{off: 8 << 20, data: randomBytes(1<<20, "sp")}})
+	for i := range 30 {
+		writeFile(t, filepath.Join(src, "sub", fmt.Sprintf("small%02d", i)), randomBytes(100*i, fmt.Sprint("s", i)), 0o644)
+	}
+	if err := os.Link(filepath.Join(src, "a"), filepath.Join(src, "sub", "hard")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../a", filepath.Join(src, "sub", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(src, "fifo"), 0o620); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(filepath.Join(src, "sub", "b"), "user.test", []byte("b"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(src, "sub", "deeper"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2002, 3, 4, 5, 6, 7, 8000, time.UTC)
+	for _, p := range []string{"a", "sub/b", "sparse", "sub/deeper", "sub"} {
+		if err := os.Chtimes(filepath.Join(src, p), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// assertTreeCopy checks that dst is an -a copy of the tree src: the same
+// entries, types, bytes, modes, times of files and directories, link
+// targets, the extended attribute, holes (st_blocks), and a.hard link kept.
+func assertTreeCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		q := filepath.Join(dst, rel)
+		var sst, dstSt unix.Stat_t
+		if err := unix.Lstat(p, &sst); err != nil {
+			return err
+		}
+		if err := unix.Lstat(q, &dstSt); err != nil {
+			t.Errorf("%s: %v", q, err)
+			return nil
+		}
+		if sst.Mode != dstSt.Mode {
+			t.Errorf("%s: mode %o, want %o", q, dstSt.Mode, sst.Mode)
+		}
+		switch sst.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			assertSameContent(t, p, q)
+			if dstSt.Mtim != sst.Mtim {
+				t.Errorf("%s: mtime %v, want %v", q, dstSt.Mtim, sst.Mtim)
+			}
+			if dstSt.Blocks > sst.Blocks+8 {
+				t.Errorf("%s: %d blocks, the source %d", q, dstSt.Blocks, sst.Blocks)
+			}
+		case unix.S_IFDIR:
+			if rel != "." && dstSt.Mtim != sst.Mtim {
+				t.Errorf("%s: mtime %v, want %v", q, dstSt.Mtim, sst.Mtim)
+			}
+		case unix.S_IFLNK:
+			st, _ := os.Readlink(p)
+			dt, err := os.Readlink(q)
+			if err != nil || st != dt {
+				t.Errorf("%s: link to %q (%v), want %q", q, dt, err, st)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, h := statT(t, filepath.Join(dst, "a")), statT(t, filepath.Join(dst, "sub", "hard"))
+	if a.Ino != h.Ino || a.Nlink != 2 {
+		t.Errorf("%s: a and sub/hard are inodes %d and %d (%d links): want one file, linked", dst, a.Ino, h.Ino, a.Nlink)
+	}
+	buf := make([]byte, 8)
+	if n, err := unix.Getxattr(filepath.Join(dst, "sub", "b"), "user.test", buf); err != nil || string(buf[:n]) != "b" {
+		t.Errorf("%s/sub/b: user.test %q, %v", dst, buf[:max(n, 0)], err)
+	}
+}
+
+// TestTargetsTrees copies a tree with -a into two and three -t
+// DIRECTORYs on different filesystems (xfs, where the source is, so a
+// reflink; ext4; tmpfs), with -j 1 and -j 4: each is a copy of the
+// tree, with its holes, modes, times, attributes and hard links; -v names
+// each entry's DESTs in the order of the -t options; every file is read
+// once.
+func TestTargetsTrees(t *testing.T) {
+	srcFS := fsDir(t, "xfs")
+	src := filepath.Join(srcFS, "tree")
+	makeTargetsTree(t, src)
+	for _, c := range []struct {
+		name  string
+		kinds []string
+		jobs  string
+	}{
+		{"ext4+tmpfs", []string{"ext4", "tmpfs"}, "1"},
+		{"xfs+ext4+tmpfs", []string{"xfs", "ext4", "tmpfs"}, "1"},
+		{"xfs+ext4+tmpfs-j4", []string{"xfs", "ext4", "tmpfs"}, "4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"-av", "-j", c.jobs}
+			var dirs []string
+			for _, k := range c.kinds {
+				d := fsDir(t, k)
+				if k == "xfs" {
+					d = mustMkdir(t, filepath.Join(srcFS, "into-"+safeName(t.Name())))
+				}
+				dirs = append(dirs, d)
+				args = append(args, "-t", d)
+			}
+			r := fastcp(t, srcFS, append(args, "tree")...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("want exit 0 and no message, got %v", r)
+			}
+			for _, d := range dirs {
+				assertTreeCopy(t, src, filepath.Join(d, "tree"))
+				assertNoTemps(t, filepath.Join(d, "tree"), filepath.Join(d, "tree", "sub"))
+			}
+			// -v: every entry's lines together, DIRECTORY by DIRECTORY.
+			ls := lines(r.stdout)
+			for i := 0; i+len(dirs) <= len(ls); i += len(dirs) {
+				srcName, _, _ := strings.Cut(ls[i], " -> ")
+				for k, d := range dirs {
+					want := srcName + " -> " + q(filepath.Join(d, strings.Trim(srcName, "'")))
+					if ls[i+k] != want {
+						t.Fatalf("-v line %d: %q, want %q\n%s", i+k, ls[i+k], want, r.stdout)
+					}
+				}
+			}
+			if len(ls) != 40*len(dirs) {
+				t.Errorf("%d -v lines, want %d:\n%s", len(ls), 40*len(dirs), r.stdout)
+			}
+		})
+	}
+}
+
+// TestTargetsTreeOneFillsUp: a tree into three -t DIRECTORYs, one a small
+// tmpfs that fills up on the way: its files fail, named, with nothing
+// left half-written or beside them; the other two get the whole tree;
+// exit 1.
+func TestTargetsTreeOneFillsUp(t *testing.T) {
+	needMount(t)
+	small, err := fsfixture.Mount(t.TempDir(), "tmpfs", 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { small.Unmount() })
+	srcDir := fsDir(t, "ext4")
+	src := filepath.Join(srcDir, "tree")
+	mustMkdir(t, src)
+	for i := range 12 {
+		writeFile(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), randomBytes(1<<20+i, fmt.Sprint("f", i)), 0o644)
+	}
+	dirs := []string{fsDir(t, "tmpfs"), small.Dir, mustMkdir(t, filepath.Join(srcDir, "into"))}
+	r := fastcp(t, srcDir, "-r", "-t", dirs[0], "-t", dirs[1], "-t", dirs[2], "tree")
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("fastcp: error writing %s: No space left on device\n", q(filepath.Join(small.Dir, "tree", "f07")))) {
+		t.Errorf("want exit 1 and the full DIRECTORY named, got %v", r)
+	}
+	for _, l := range lines(r.stderr) {
+		if !strings.Contains(l, small.Dir) {
+			t.Errorf("a message about another DIRECTORY: %q", l)
+		}
+	}
+	for _, d := range []string{dirs[0], dirs[2]} {
+		for i := range 12 {
+			assertSameContent(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), filepath.Join(d, "tree", fmt.Sprintf("f%02d", i)))
+		}
+	}
+	for _, d := range dirs {
+		assertNoTemps(t, filepath.Join(d, "tree"))
+	}
+	// What is in the full one is whole.
+	ents, _ := os.ReadDir(filepath.Join(small.Dir, "tree"))
+	for _, e := range ents {
+		assertSameContent(t, filepath.Join(src, e.Name()), filepath.Join(small.Dir, "tree", e.Name()))
+	}
+}
+
+// TestTargetsSignals: SIGTERM or SIGKILL in the middle of a copy into
+// two -t DIRECTORYs (tmpfs and ext4), each with an old DEST: each keeps
+// its old DEST, whole, with nothing beside it; the next run makes both.
+func TestTargetsSignals(t *testing.T) {
+	const size = 128 << 20
+	srcDir := resumeFS(t, size+(16<<20))
+	writePattern(t, join(srcDir, "f"), size, t.Name())
+	dirs := []string{resumeFS(t, 2*size+(16<<20)), fsDir(t, "ext4")}
+	old := []byte("the old DEST\n")
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGKILL, -1}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			for _, d := range dirs {
+				writeFile(t, join(d, "f"), old, 0o644)
+			}
+			run := startSlow(t, srcDir, "pwrite64", 40*time.Millisecond, "--strategy=rw", "--buffer-size=1M", "-t", dirs[0], "-t", dirs[1], "f")
+			run.waitUntil(t, "8 MiB in the temporary file of each DEST", func() bool {
+				for _, d := range dirs {
+					if !slices.ContainsFunc(openTempsAnywhere(d), func(p string) bool { return sizeOf(p) >= 8<<20 }) {
+						return false
+					}
+				}
+				return true
+			})
+			code := run.signal(t, tc.sig)
+			if code != tc.code && !(tc.sig == syscall.SIGKILL && code == 128+9) {
+				t.Fatalf("exit status %d after %v, want %d; stderr %q", code, tc.sig, tc.code, run.output())
+			}
+			if tc.sig == syscall.SIGTERM && run.output() != "" {
+				t.Errorf("stderr %q, want nothing", run.output())
+			}
+			for _, d := range dirs {
+				assertFileBytes(t, join(d, "f"), old)
+				assertNoTemps(t, d)
+			}
+			r := fastcp(t, srcDir, "-t", dirs[0], "-t", dirs[1], "f")
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("the next run: %v", r)
+			}
+			for _, d := range dirs {
+				sameFiles(t, join(srcDir, "f"), join(d, "f"))
+				assertNoTemps(t, d)
+			}
+		})
+	}
+}
+
+// TestTargetsResume: --resume with two -t DIRECTORYs. A run stopped by
+// SIGTERM keeps a leftover in each, and says so for each; once one of
+// them has gone further (a run into that DIRECTORY alone), the run into
+// both finishes each DEST from its own checkpoint, and each is the source
+// byte for byte, with no leftover.
+func TestTargetsResume(t *testing.T) {
+	const size = 128 << 20
+	srcDir := resumeFS(t, size+(16<<20))
+	writePattern(t, join(srcDir, "f"), size, t.Name())
+	dirs := []string{resumeFS(t, 2*size+(16<<20)), fsDir(t, "ext4")}
+	temps := []string{join(dirs[0], ".fastcp-f.000000000000"), join(dirs[1], ".fastcp-f.000000000000")}
+	slow := func(args ...string) *slowRun {
+		return startSlow(t, srcDir, "pwrite64", 40*time.Millisecond, append([]string{"--resume", "--strategy=rw", "--buffer-size=1M"}, args...)...)
+	}
+	run := slow("-t", dirs[0], "-t", dirs[1], "f")
+	// SIGTERM records a checkpoint, where the copy is.
+	run.waitUntil(t, "8 MiB in each", func() bool {
+		return sizeOf(temps[0]) >= 8<<20 && sizeOf(temps[1]) >= 8<<20
+	})
+	if code := run.signal(t, syscall.SIGTERM); code != 143 {
+		t.Fatalf("exit status %d after SIGTERM, want 143; stderr %q", code, run.output())
+	}
+	kept := lines(strings.TrimSpace(run.output()))
+	if len(kept) != 2 {
+		t.Fatalf("stderr %q, want a line for each kept file", run.output())
+	}
+	// The kept files are named in the order of their names.
+	for _, l := range kept {
+		m := keptRE.FindStringSubmatch(l)
+		i := -1
+		if m != nil {
+			i = slices.Index(temps, m[1])
+		}
+		if i < 0 || m[2] != join(dirs[i], "f") || m[3] != strconv.FormatInt(checkpointOf(temps[i]), 10) {
+			t.Errorf("stderr line %q, want a kept file of %q, its checkpoint and the hint", l, temps)
+		}
+	}
+	if kept[0] == kept[1] {
+		t.Errorf("stderr %q: one file said twice", run.output())
+	}
+	// The second DIRECTORY's copy goes 16 MiB further on its own.
+	further := checkpointOf(temps[1]) + 16<<20
+	run = slow("-t", dirs[1], "f")
+	run.waitUntil(t, "16 MiB further", func() bool { return sizeOf(temps[1]) >= further })
+	if code := run.signal(t, syscall.SIGTERM); code != 143 {
+		t.Fatalf("exit status %d after SIGTERM, want 143; stderr %q", code, run.output())
+	}
+	ckpts := []int64{checkpointOf(temps[0]), checkpointOf(temps[1])}
+	if ckpts[0] <= 0 || ckpts[1] <= ckpts[0] {
+		t.Fatalf("checkpoints %v, want two, the second further", ckpts)
+	}
+	r := fastcp(t, srcDir, "--resume", "--debug", "-t", dirs[0], "-t", dirs[1], "f")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("the run into both: %v", r)
+	}
+	for i, d := range dirs {
+		block := debugBlock(r.stdout, "f", join(d, "f"))
+		var from []string
+		for _, l := range lines(block) {
+			if m := resumeLineRE.FindStringSubmatch(l); m != nil {
+				from = append(from, m[2])
+			}
+		}
+		if len(from) != 1 || from[0] != strconv.FormatInt(ckpts[i], 10) {
+			t.Errorf("%s: resumed from %v, want [%d]; --debug says\n%s", d, from, ckpts[i], block)
+		}
+		sameFiles(t, join(srcDir, "f"), join(d, "f"))
+		assertNotExist(t, temps[i])
+		assertNoTemps(t, d)
+	}
+}
+
+// TestTargetsSwappedDestDirectory: root copies a tree into two -t
+// DIRECTORYs, and the unprivileged owner of the second replaces the
+// directory fastcp made in it with a symbolic link to a directory of
+// root's, while strace holds fastcp right after that directory's mkdir
+// (or after its open, when the first fsetxattr of it marks it
+// unfinished). Nothing outside the DIRECTORYs changes: nothing is written
+// through the link. The copy into the first DIRECTORY is whole.
+func TestTargetsSwappedDestDirectory(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	for _, c := range []struct {
+		args   []string
+		inject string
+		fails  bool // the swap comes before the open: that DEST is refused
+	}{
+		{[]string{"-r"}, "mkdir,mkdirat", true},
+		{[]string{"-a", "-j", "4"}, "mkdir,mkdirat", true},
+		{[]string{"-r"}, "fsetxattr", false},
+		{[]string{"-a", "-j", "4"}, "fsetxattr", false},
+	} {
+		t.Run(strings.Join(c.args, "")+"/"+strings.Split(c.inject, ",")[0], func(t *testing.T) {
+			t.Parallel()
+			scratch, _ := ccUserScratch(t)
+			dir := mustMkdir(t, join(scratch, "w"))
+			src := mustMkdir(t, join(dir, "src"))
+			for i := range 40 {
+				writeFile(t, join(src, fmt.Sprintf("f%02d", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o755)
+			}
+			mustMkdir(t, join(src, "sub"))
+			writeFile(t, join(src, "sub", "secret"), []byte("overwritten\n"), 0o777)
+			outside := mustMkdir(t, join(dir, "outside"))
+			os.Chmod(outside, 0o700)
+			writeFile(t, join(outside, "secret"), []byte("precious\n"), 0o600)
+			mustMkdir(t, join(dir, "t1"))
+			x := mustMkdir(t, join(dir, "x"))
+			if err := os.Chown(x, ccNobody, ccNobody); err != nil {
+				t.Fatal(err)
+			}
+			before := entriesOf(t, outside)
+
+			// The second call: the first is t1/src's.
+			done := make(chan traced, 1)
+			faultReady(t)
+			go func() {
+				done <- faultStraceLog(t, dir, join(t.TempDir(), "strace.log"),
+					[]string{"-e", "trace=" + c.inject, "-e", "inject=" + c.inject + ":delay_exit=1000000:when=2"},
+					append(c.args, "-t", "t1", "-t", "x", "src")...)
+			}()
+			made := func() bool { _, err := os.Lstat(join(x, "src")); return err == nil }
+			if !c.fails {
+				made = func() bool {
+					_, err := unix.Lgetxattr(join(x, "src"), "user.fastcp.unfinished", make([]byte, 8))
+					return err == nil
+				}
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !made() {
+				if time.Now().After(deadline) {
+					t.Fatal("fastcp did not create x/src")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			swapErr := asNobody(x, "mv src src.real && ln -s "+outside+" src")
+			tr := <-done
+			if swapErr != nil {
+				t.Fatal(swapErr)
+			}
+			t.Logf("fastcp %v: %v", c.args, tr.result)
+			if after := entriesOf(t, outside); after != before {
+				t.Errorf("fastcp changed a directory outside DEST:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if c.fails && tr.code != 1 {
+				t.Errorf("want exit 1, x/src being no longer the directory fastcp made: %v", tr.result)
+			}
+			if !c.fails && tr.code != 0 {
+				t.Errorf("want exit 0: %v", tr.result)
+			}
+			into := []string{join(dir, "t1", "src")}
+			if !c.fails {
+				// Everything went into the directory fastcp made.
+				into = append(into, join(x, "src.real"))
+			}
+			for _, d := range into {
+				for i := range 40 {
+					assertFileBytes(t, join(d, fmt.Sprintf("f%02d", i)), []byte(fmt.Sprintf("file %d\n", i)))
+				}
+				assertFileBytes(t, join(d, "sub", "secret"), []byte("overwritten\n"))
+			}
+		})
 	}
 }

@@ -285,6 +285,12 @@ func DebugLines(r *copier.Result) []string {
 		}
 		lines = append(lines, fmt.Sprintf("fallback: %s -> %s at offset %d: %s", f.From, f.To, f.Offset, how))
 	}
+	if r.Shared > 0 {
+		lines = append(lines, fmt.Sprintf("shared read: SOURCE read once for %d destinations, %d bytes in %s", r.Shared, r.SharedRead.Bytes, calls(r.SharedRead.Calls, "")))
+		if r.Paced > 0 {
+			lines = append(lines, fmt.Sprintf("paced: the slowest destination, the others waited %.3f s for it", r.Paced.Seconds()))
+		}
+	}
 	if d := r.Direct.String(); d != "" {
 		lines = append(lines, "direct: "+d)
 	}
