@@ -279,6 +279,19 @@ type mode struct {
 	// one is running, or copies under a name of its own (it came once the
 	// leftover was committed, or gone).
 	twoRuns bool
+	// targets: two -t DIRECTORYs, t1 and t2, each with an old DEST
+	// (t1/src, t2/src): one read, two copies, each DEST all or nothing
+	// on its own.
+	targets bool
+}
+
+// dests are the DESTs m writes (a single file's copy), as paths in the
+// filesystem.
+func (m mode) dests() []string {
+	if m.targets {
+		return []string{"t1/src", "t2/src"}
+	}
+	return []string{"dst"}
 }
 
 // plantName and plantData are the planted leftover's name and bytes.
@@ -376,6 +389,10 @@ var modes = []mode{
 	{name: "--resume --sync=data --strategy=direct", flags: []string{"--resume", "--sync=data", "--strategy=direct"}, durable: true, resume: true},
 	{name: "--resume --sync=data, a planted leftover refused", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, planted: true},
 	{name: "--resume --sync=data, two runs on one DEST", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, twoRuns: true},
+	// Two -t DIRECTORYs: the source read once, each DEST made on its own.
+	{name: "--sync=data, two -t DIRECTORYs", flags: []string{"--sync=data"}, durable: true, targets: true},
+	{name: "--sync=data --strategy=direct, two -t DIRECTORYs, no O_TMPFILE", flags: []string{"--sync=data", "--strategy=direct"}, durable: true, targets: true, noTmpfile: true},
+	{name: "--resume --sync=data, two -t DIRECTORYs", flags: []string{"--resume", "--sync=data", "--strategy=rw"}, durable: true, resume: true, targets: true},
 }
 
 // fixture is what every crash point starts from and copies.
@@ -457,6 +474,9 @@ func (fx *fixture) args(m mode, mnt string, again bool) []string {
 	if m.tree {
 		return append(args, "-T", fx.tree, filepath.Join(mnt, "dst"))
 	}
+	if m.targets {
+		return append(args, "-t", filepath.Join(mnt, "t1"), "-t", filepath.Join(mnt, "t2"), fx.src)
+	}
 	return append(args, fx.src, filepath.Join(mnt, "dst"))
 }
 
@@ -466,7 +486,9 @@ func (fx *fixture) start(fs *FS, m mode) {
 	fs.Reset(nil)
 	fs.NoTmpfile = m.noTmpfile
 	if !m.fresh && !m.tree {
-		fs.Setup("dst", fx.oldData, 0o644)
+		for _, d := range m.dests() {
+			fs.Setup(d, fx.oldData, 0o644)
+		}
 	}
 	if m.twoRuns {
 		// An interrupted copy's leftover, the caller's own: its data
@@ -527,9 +549,25 @@ func partOf(data, want []byte) bool {
 	return true
 }
 
-// checkFile checks DEST in one crash image; it returns the problem or "".
-func (fx *fixture) checkFile(m mode, im *Image, exitedOK bool) string {
-	e, ok := im.Stat("dst")
+// checkFiles checks every DEST of m in one crash image; it returns the
+// problems.
+func (fx *fixture) checkFiles(m mode, im *Image, exitedOK bool) []string {
+	var bad []string
+	for _, d := range m.dests() {
+		if p := fx.checkFile(m, im, exitedOK, d); p != "" {
+			if m.targets {
+				p = d + ": " + p
+			}
+			bad = append(bad, p)
+		}
+	}
+	return bad
+}
+
+// checkFile checks DEST (dst) in one crash image; it returns the problem
+// or "".
+func (fx *fixture) checkFile(m mode, im *Image, exitedOK bool, dst string) string {
+	e, ok := im.Stat(dst)
 	switch {
 	case !ok && m.fresh && !(exitedOK && m.durable):
 		return ""
@@ -680,8 +718,8 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 		}
 		if m.tree {
 			problems = append(problems, fx.checkTree(m, im, exitedOK)...)
-		} else if p := fx.checkFile(m, im, committed); p != "" {
-			problems = append(problems, p)
+		} else {
+			problems = append(problems, fx.checkFiles(m, im, committed)...)
 		}
 		for _, p := range problems {
 			bad = append(bad, fmt.Sprintf("%s [%s; %s]", p, im, sn.Pending()))
@@ -702,8 +740,12 @@ func (fx *fixture) crashPoint(t *testing.T, fs *FS, mnt string, m mode, k int) (
 		for _, p := range fx.checkTree(m, now, true) {
 			bad = append(bad, "after the next run: "+p)
 		}
-	} else if e, _ := now.Stat("dst"); !bytes.Equal(e.Data, fx.newData) {
-		bad = append(bad, "after the next run, DEST is "+fx.describe(e.Data))
+	} else {
+		for _, d := range m.dests() {
+			if e, _ := now.Stat(d); !bytes.Equal(e.Data, fx.newData) {
+				bad = append(bad, fmt.Sprintf("after the next run, DEST %s is %s", d, fx.describe(e.Data)))
+			}
+		}
 	}
 	// Every leftover is removed or named (a warning for what fastcp
 	// cannot judge): -v says "removed 'x'" for one it removed. With
@@ -990,7 +1032,7 @@ func TestCheckerCatchesUnsafeCopies(t *testing.T) {
 		}
 		found := false
 		for _, im := range sn.Images() {
-			if fx.checkFile(m, im, true) == c.want {
+			if fx.checkFile(m, im, true, "dst") == c.want {
 				found = true
 			}
 		}
