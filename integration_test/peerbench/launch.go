@@ -35,6 +35,9 @@ func launchMode() (int, bool) {
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = dropEnv(os.Environ(), launchEnv)
+	// The kernel adds a child's I/O counts to its parent's when the
+	// parent reaps it: what the launcher's grew by is the command's.
+	readBefore := readBytes()
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
@@ -42,10 +45,30 @@ func launchMode() (int, bool) {
 		fmt.Fprintf(os.Stderr, "peerbench launcher: %v\n", err)
 		return 127, true
 	}
+	read := readBytes() - readBefore
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Fprintf(report, "%d %d %d %d\n", wall.Nanoseconds(), ru.Utime.Nano(), ru.Stime.Nano(), ru.Maxrss)
+	fmt.Fprintf(report, "%d %d %d %d %d\n", wall.Nanoseconds(), ru.Utime.Nano(), ru.Stime.Nano(), ru.Maxrss, read)
 	report.Close()
 	return cmd.ProcessState.ExitCode(), true
+}
+
+// readBytes is read_bytes of /proc/self/io: the bytes this process, and
+// the children it reaped, had the block layer read from storage (page
+// cache hits are not counted), or -1 when the kernel does not say.
+func readBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "read_bytes: "); ok {
+			var n int64
+			if _, err := fmt.Sscanf(v, "%d", &n); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }
 
 func dropEnv(env []string, name string) []string {
@@ -86,8 +109,8 @@ func launch(ctx context.Context, argv []string) (sample, string, error) {
 	if err != nil {
 		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	var wall, user, sys, kib int64
-	if _, err := fmt.Sscanf(rep.String(), "%d %d %d %d", &wall, &user, &sys, &kib); err != nil {
+	var wall, user, sys, kib, read int64
+	if _, err := fmt.Sscanf(rep.String(), "%d %d %d %d %d", &wall, &user, &sys, &kib, &read); err != nil {
 		return sample{}, "", fmt.Errorf("%s: the launcher reported %q: %v", strings.Join(argv, " "), rep.String(), err)
 	}
 	return sample{
@@ -95,5 +118,6 @@ func launch(ctx context.Context, argv []string) (sample, string, error) {
 		user:   time.Duration(user),
 		sys:    time.Duration(sys),
 		maxRSS: kib << 10, // KiB on Linux
+		read:   read,
 	}, stdout.String(), nil
 }

@@ -23,6 +23,9 @@ type sample struct {
 	// Cold scenarios: the source's bytes in the page cache right before
 	// the run, and how much Cached: grew during it.
 	resident, cacheGrowth int64
+	// read is what the command had read from storage (read_bytes of
+	// /proc/PID/io; -1 unknown): a cold source read once is its size.
+	read int64
 }
 
 // toolResult is what a scenario measured of one tool.
@@ -78,6 +81,7 @@ type result struct {
 	sc        *scenario
 	tools     []*toolResult
 	srcBlocks int64
+	srcBytes  int64 // the source's size (its files' sizes, for a tree)
 	rssFloor  int64 // the largest peak RSS of /bin/true, see launch.go
 	err       error
 
@@ -130,7 +134,44 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 	}
 	defer os.RemoveAll(dstDir)
 	dst := filepath.Join(dstDir, "dst")
+	// Further destinations ({dst2}, {dst3}...), each in a directory of
+	// its own on its filesystem.
+	dstDirs, dsts := []string{dstDir}, []string{dst}
+	for _, kind := range r.sc.moreDsts {
+		fs, err := ws.dir(kind)
+		if err != nil {
+			return err
+		}
+		d, err := os.MkdirTemp(fs, r.sc.id+"-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dstDirs, dsts = append(dstDirs, d), append(dsts, filepath.Join(d, "dst"))
+	}
+	// reset empties every destination's directory; with intoDirs it
+	// makes each DST a directory for the copies to go into.
+	reset := func() error {
+		for i, d := range dstDirs {
+			if err := clearDir(d); err != nil {
+				return err
+			}
+			if r.sc.intoDirs {
+				if err := os.Mkdir(dsts[i], 0o755); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	expand := func(argv []string) []string { return ws.expand(argv, src, dst, dsts[1:]...) }
+	if err := reset(); err != nil {
+		return err
+	}
 	if r.srcBlocks, err = diskUsage(src); err != nil {
+		return err
+	}
+	if r.srcBytes, err = apparentSize(src); err != nil {
 		return err
 	}
 	if !r.sc.cold && !r.sc.coldMeta {
@@ -150,12 +191,12 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 				return err
 			}
 		}
-		_, out, err := timeRun(ctx, ws.expand(argv, src, dst))
+		_, out, err := timeRun(ctx, expand(argv))
 		if err != nil {
 			return fmt.Errorf("%s --debug: %w", tr.tool.name, err)
 		}
 		tr.debug = debugLines(out)
-		if err := clearDir(dstDir); err != nil {
+		if err := reset(); err != nil {
 			return err
 		}
 	}
@@ -175,7 +216,7 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			}
 			// The previous copy goes, and its filesystem is written back
 			// (syncfs), before anything is timed.
-			if err := clearDir(dstDir); err != nil {
+			if err := reset(); err != nil {
 				return err
 			}
 			if r.sc.existingDest {
@@ -194,7 +235,7 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 					return err
 				}
 			}
-			s, _, err := timeRun(ctx, ws.expand(tr.tool.argv, src, dst))
+			s, _, err := timeRun(ctx, expand(tr.tool.argv))
 			if err != nil {
 				return fmt.Errorf("%s: %w", tr.tool.name, err)
 			}
@@ -215,6 +256,12 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			if tr.tool.yardstick {
 				continue
 			}
+			if r.sc.intoDirs {
+				if err := r.checkInto(tr, src, dsts); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := sameTree(src, dst); err != nil {
 				return fmt.Errorf("%s copied wrongly: %w", tr.tool.name, err)
 			}
@@ -226,7 +273,44 @@ func (r *result) run(ctx context.Context, ws *workspace, o options) error {
 			}
 		}
 	}
-	return clearDir(dstDir)
+	for _, d := range dstDirs {
+		if err := clearDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkInto checks the first copies of a tool of an intoDirs scenario:
+// each destination it writes (tr.tool.into; nil: all of them) holds a
+// copy of the source under its name, and nothing else; the others hold
+// nothing.
+func (r *result) checkInto(tr *toolResult, src string, dsts []string) error {
+	base := filepath.Base(src)
+	for i, d := range dsts {
+		left, err := names(d)
+		if err != nil {
+			return err
+		}
+		if tr.tool.into != nil && !slices.Contains(tr.tool.into, i) {
+			if len(left) != 0 {
+				return fmt.Errorf("%s wrote %q into %s, which is not its destination", tr.tool.name, left, d)
+			}
+			continue
+		}
+		if err := sameTree(src, filepath.Join(d, base)); err != nil {
+			return fmt.Errorf("%s copied wrongly: %w", tr.tool.name, err)
+		}
+		if len(left) != 1 {
+			return fmt.Errorf("%s left %q in %s (want only %s)", tr.tool.name, left, d, base)
+		}
+		if tr.dstBlocks == 0 {
+			if tr.dstBlocks, err = diskUsage(filepath.Join(d, base)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // prefill puts a copy of the source at dst (cp -r) and writes its

@@ -36,6 +36,12 @@ type scenario struct {
 	// baseline: the fastcp tool that -baseline pairs with the earlier
 	// fastcp, when none is named plain "fastcp".
 	baseline string
+	// moreDsts are the filesystems of further destinations, {dst2},
+	// {dst3}... in the tools' argv, beside {dst} on dstFS.
+	moreDsts []string
+	// intoDirs: every DST is a directory, made before every run, and a
+	// copy goes into it under the source's name (-t DIRECTORY).
+	intoDirs bool
 }
 
 // A tool is one command line timed in a scenario. In argv, {src} and {dst}
@@ -47,6 +53,9 @@ type tool struct {
 	// yardstick: not a copy (fio reading SRC and writing DST at once):
 	// its DST is not compared with the source.
 	yardstick bool
+	// into: in an intoDirs scenario, the destinations the tool writes,
+	// by index ({dst} is 0); nil: all of them.
+	into []int
 }
 
 // zeroWriteTool writes size bytes of zeros into DST with dd, reading no
@@ -357,7 +366,7 @@ func defaultScenarios(size int64) []*scenario {
 			tools:   []tool{fastcpTool(), cpTool, iocopyTool},
 			targets: []target{ratio("fastcp", "cp"), ratio("fastcp", "iocopy")},
 		},
-	}, append(append(checksumScenarios(size), treeScenarios()...), append(coldScenarios(), coldChecksumScenario())...)...)
+	}, append(append(append(checksumScenarios(size), treeScenarios()...), append(coldScenarios(), coldChecksumScenario())...), targetsScenarios(size)...)...)
 }
 
 // sweepBuffers are the rw buffer sizes the sweep times.

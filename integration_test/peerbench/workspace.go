@@ -256,8 +256,13 @@ func (ws *workspace) source(ctx context.Context, kind string, src source) (strin
 }
 
 // expand substitutes the binaries and paths into argv.
-func (ws *workspace) expand(argv []string, src, dst string) []string {
-	pairs := []string{"{src}", src, "{dst}", dst}
+func (ws *workspace) expand(argv []string, src, dst string, more ...string) []string {
+	// {dst2}, {dst3}... first: the replacer tries its pairs in order.
+	var pairs []string
+	for i, d := range more {
+		pairs = append(pairs, fmt.Sprintf("{dst%d}", i+2), d)
+	}
+	pairs = append(pairs, "{src}", src, "{dst}", dst)
 	for k, v := range ws.bins {
 		pairs = append(pairs, k, v)
 	}
