@@ -651,3 +651,50 @@ func TestTargetsSwappedDestDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetsProgress: one bar for several -t DIRECTORYs, a tree and a
+// file copied into three: each file and its bytes count once (read once,
+// done once every destination has them), the total never goes back and
+// the bytes done never pass it, and the end is every file and byte done.
+func TestTargetsProgress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files, bytes := 0, int64(0)
+	for g := range 4 {
+		for f := range 15 {
+			p := join(dir, "src", fmt.Sprintf("g%d", g), fmt.Sprintf("f%02d", f))
+			mustMkdir(t, join(p, ".."))
+			n := 700 + 13*(g*15+f)
+			writeFile(t, p, randomBytes(n, p), 0o644)
+			files++
+			bytes += int64(n)
+		}
+	}
+	writeFile(t, join(dir, "big"), randomBytes(5<<20+1, "big"), 0o644)
+	files++
+	bytes += 5<<20 + 1
+	for _, d := range []string{"a", "b", "c"} {
+		mustMkdir(t, join(dir, d))
+	}
+	r := fastcp(t, dir, "--progress=json", "-r", "-t", "a", "-t", "b", "-t", "c", "src", "big")
+	if r.code != 0 {
+		t.Fatalf("fastcp --progress=json with three -t: %v", r)
+	}
+	objs := parseProgress(t, r.stderr)
+	var total int64 = -1
+	for i, o := range objs {
+		if o.TotalBytes != -1 && (o.TotalBytes < total || o.Bytes > o.TotalBytes) {
+			t.Errorf("object %d: total %d after %d, %d bytes done", i, o.TotalBytes, total, o.Bytes)
+		}
+		total = max(total, o.TotalBytes)
+	}
+	end := objs[len(objs)-1]
+	if end.Event != "end" || end.Files != int64(files) || end.TotalFiles != int64(files) ||
+		end.Bytes != bytes || end.TotalBytes != bytes || end.Percent != 100 {
+		t.Errorf("end object %+v: want %d files and %d bytes, all done, each once", end, files, bytes)
+	}
+	for _, d := range []string{"a", "b", "c"} {
+		assertFileBytes(t, join(dir, d, "big"), randomBytes(5<<20+1, "big"))
+		assertFileBytes(t, join(dir, d, "src", "g3", "f14"), randomBytes(700+13*59, join(dir, "src", "g3", "f14")))
+	}
+}
