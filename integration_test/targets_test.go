@@ -5,6 +5,7 @@ package integration_test
 // Several -t DIRECTORY: every SOURCE copied into each, read once.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -697,4 +698,49 @@ func TestTargetsProgress(t *testing.T) {
 		assertFileBytes(t, join(dir, d, "big"), randomBytes(5<<20+1, "big"))
 		assertFileBytes(t, join(dir, d, "src", "g3", "f14"), randomBytes(700+13*59, join(dir, "src", "g3", "f14")))
 	}
+}
+
+// TestTargetsMemoryIsBounded: the buffers stay within the run's budget
+// whatever the number of -t DIRECTORYs: a large file and a tree copied
+// with -j 4 into eight of them peak well under 64 MiB of resident memory.
+func TestTargetsMemoryIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := mustMkdir(t, join(dir, "src"))
+	for i := range 12 {
+		writeFile(t, join(src, fmt.Sprintf("f%02d", i)), randomBytes(6<<20, fmt.Sprint(i)), 0o644)
+	}
+	writeFile(t, join(dir, "big"), randomBytes(96<<20, "big"), 0o644)
+	args := []string{"-r", "-j", "4"}
+	var dirs []string
+	for i := range 8 {
+		d := mustMkdir(t, join(dir, fmt.Sprintf("t%d", i)))
+		dirs = append(dirs, d)
+		args = append(args, "-t", d)
+	}
+	r, rss := runPeakRSS(t, fastcpCmd(context.Background(), dir, append(args, "src", "big")...))
+	t.Logf("8 -t DIRECTORYs, -r -j 4: peak RSS %d MiB; %v", rss>>20, r)
+	wantSuccess(t, r)
+	if rss == 0 || rss > 64<<20 {
+		t.Errorf("peak RSS %d MiB copying into 8 -t DIRECTORYs", rss>>20)
+	}
+	for _, d := range dirs {
+		assertFileBytes(t, join(d, "big"), randomBytes(96<<20, "big"))
+		assertFileBytes(t, join(d, "src", "f11"), randomBytes(6<<20, "11"))
+	}
+}
+
+// TestTargetsIntoItself: a -t DIRECTORY inside the SOURCE tree is refused
+// for that DIRECTORY, as with one -t (cp's message, nothing made inside
+// the source), and the others get the copy; exit 1.
+func TestTargetsIntoItself(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustMkdir(t, join(dir, "src", "sub"))
+	writeFile(t, join(dir, "src", "f"), []byte("data\n"), 0o644)
+	mustMkdir(t, join(dir, "a"))
+	r := fastcp(t, dir, "-r", "-t", "a", "-t", "src/sub", "src")
+	wantFailure(t, r, 1, "fastcp: cannot copy a directory, 'src', into itself, 'src/sub/src'\n")
+	assertFileBytes(t, join(dir, "a", "src", "f"), []byte("data\n"))
+	assertNotExist(t, join(dir, "src", "sub", "src"))
 }
