@@ -105,8 +105,9 @@ const (
 // (sysx.Retry), counting every attempt as a system call. The strategies'
 // calls go through it, Direct's readers and writers too (each counts into
 // its chunk, added to the copy's count as the chunk comes back); the calls
-// that count nothing retry EINTR themselves: the background checkpoint
-// flush, the hash's reads of the source (preadFull) and readProc's.
+// that count nothing retry EINTR themselves: the hash's reads of the
+// source (preadFull) and readProc's (the checkpoints' flush is
+// durability's, Options.CheckpointFlush).
 func retry[T any](calls *int64, f func() (T, error)) (T, error) {
 	return sysx.Retry(func() (T, error) {
 		*calls++

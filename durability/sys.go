@@ -10,7 +10,9 @@ import (
 
 // The system calls the durability steps make, as package-level variables so
 // that unit tests can inject errnos (EIO from fdatasync, EINVAL from
-// sync_file_range, a failing rename) deterministically, as copier/sys.go does.
+// sync_file_range, a failing rename) deterministically. A test that
+// replaces one runs alone (no t.Parallel); copier's tests give each copy
+// calls of its own instead (copier/sys.go).
 var (
 	fsync         = unix.Fsync
 	fdatasync     = unix.Fdatasync
