@@ -6,6 +6,7 @@ package integration_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -743,4 +744,202 @@ func TestTargetsIntoItself(t *testing.T) {
 	wantFailure(t, r, 1, "fastcp: cannot copy a directory, 'src', into itself, 'src/sub/src'\n")
 	assertFileBytes(t, join(dir, "a", "src", "f"), []byte("data\n"))
 	assertNotExist(t, join(dir, "src", "sub", "src"))
+}
+
+// sumLine is one line of a manifest: the digest and the name, unescaped.
+type sumLine struct{ digest, name string }
+
+// parseSums reads a manifest's lines, in order.
+func parseSums(t *testing.T, text string) []sumLine {
+	t.Helper()
+	var out []sumLine
+	for _, l := range lines(text) {
+		escaped := strings.HasPrefix(l, `\`)
+		if escaped {
+			l = l[1:]
+		}
+		digest, name, ok := strings.Cut(l, "  ")
+		if !ok || len(digest) != 64 {
+			t.Fatalf("a line that is not DIGEST  NAME: %q", l)
+		}
+		if escaped {
+			name = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\r`, "\r").Replace(name)
+		}
+		out = append(out, sumLine{digest, name})
+	}
+	return out
+}
+
+// checkTargetsManifest checks the manifest of a copy run in cwd into the
+// -t DIRECTORYs dirs (named as given) of the SOURCE operands srcs (in
+// cwd): it lists every regular file found under each DIRECTORY's copy of
+// a SOURCE, once, and nothing else; each line's digest is the hash of
+// that DEST's bytes and of its SOURCE's; each entry's lines come
+// together, in the order of the -t options; and sha256sum -c, run in
+// cwd, passes.
+func checkTargetsManifest(t *testing.T, cwd, text string, dirs, srcs []string) {
+	t.Helper()
+	got := parseSums(t, text)
+	var want []string
+	for _, d := range dirs {
+		for _, s := range srcs {
+			p := inDir(cwd, filepath.Join(d, s))
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+				want = append(want, filepath.Join(d, s))
+				continue
+			}
+			for _, rel := range regularUnder(t, p) {
+				want = append(want, filepath.Join(d, s, rel))
+			}
+		}
+	}
+	var names []string
+	for i, l := range got {
+		names = append(names, l.name)
+		if d := fileDigest(t, sha256.New(), inDir(cwd, l.name)); d != l.digest {
+			t.Errorf("line %d: %s for %q, whose bytes hash to %s", i, l.digest, l.name, d)
+		}
+		k := slices.IndexFunc(dirs, func(d string) bool { return strings.HasPrefix(l.name, d+"/") })
+		if k < 0 {
+			t.Errorf("line %d names %q, in no -t DIRECTORY", i, l.name)
+			continue
+		}
+		src := filepath.Join(cwd, strings.TrimPrefix(l.name, dirs[k]+"/"))
+		if d := fileDigest(t, sha256.New(), src); d != l.digest {
+			t.Errorf("line %d: %s for %q, its SOURCE hashes to %s", i, l.digest, l.name, d)
+		}
+		// The entry's lines in the order of the -t options: this
+		// DIRECTORY's line follows an earlier one's for the same file.
+		if i > 0 {
+			prev := got[i-1].name
+			pk := slices.IndexFunc(dirs, func(d string) bool { return strings.HasPrefix(prev, d+"/") })
+			if pk >= 0 && strings.TrimPrefix(prev, dirs[pk]+"/") == strings.TrimPrefix(l.name, dirs[k]+"/") && pk >= k {
+				t.Errorf("lines %d and %d: %q before %q, against the order of the -t options", i-1, i, prev, l.name)
+			}
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("the manifest lists\n%q\nthe DIRECTORYs hold\n%q", names, want)
+	}
+	m := filepath.Join(t.TempDir(), "SUMS")
+	writeFile(t, m, []byte(text), 0o644)
+	sumsCheck(t, "sha256sum", cwd, m)
+}
+
+// inDir is name as a process in dir opens it.
+func inDir(dir, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(dir, name)
+}
+
+// TestTargetsChecksumFile: --checksum-file (a FILE, and - for standard
+// output) with several -t DIRECTORYs, for one file and for an -a tree
+// with hard links, sparse and empty files and odd names, -j 1 and -j 4:
+// one line per DEST, each the hash of that DEST's bytes, checked by
+// sha256sum -c from the directory fastcp ran in. A DIRECTORY on a small
+// tmpfs that fills up gets no line for the files that failed there, and
+// lines for those it holds; the others get every line.
+func TestTargetsChecksumFile(t *testing.T) {
+	needMount(t)
+	srcDir := fsDir(t, "ext4")
+	writeFile(t, filepath.Join(srcDir, "f"), randomBytes(24<<20+11, "sumf"), 0o644)
+	makeChecksumTree(t, mustMkdir(t, filepath.Join(srcDir, "tree")))
+	tmp := fsDir(t, "tmpfs")
+	mustMkdir(t, filepath.Join(srcDir, "into"))
+	for _, c := range []struct {
+		name  string
+		args  []string
+		srcs  []string
+		small int64 // a DIRECTORY on a tmpfs of that size, between the others; 0: none
+		fails []string
+	}{
+		{name: "file", args: []string{"--checksum-file=SUMS"}, srcs: []string{"f"}},
+		{name: "file-stdout", args: []string{"--checksum-file=-"}, srcs: []string{"f"}},
+		{name: "tree", args: []string{"-a", "--checksum-file=SUMS"}, srcs: []string{"tree"}},
+		{name: "tree-j4-stdout", args: []string{"-a", "-j4", "--checksum-file=-"}, srcs: []string{"tree"}},
+		{name: "file-fills-up", args: []string{"--checksum-file=SUMS"}, srcs: []string{"f"}, small: 16 << 20,
+			fails: []string{"f"}},
+		{name: "tree-fills-up", args: []string{"-a", "--checksum-file=-"}, srcs: []string{"tree"}, small: 4 << 20,
+			fails: []string{"tree/big", "tree/sub/big link"}},
+		{name: "tree-j4-fills-up", args: []string{"-a", "-j4", "--checksum-file=SUMS"}, srcs: []string{"tree"}, small: 4 << 20,
+			fails: []string{"tree/big", "tree/sub/big link"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// One DIRECTORY named from where fastcp runs, the others by
+			// absolute names.
+			dirs := []string{tmp, "into"}
+			if c.small > 0 {
+				small, err := fsfixture.Mount(t.TempDir(), "tmpfs", c.small)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { small.Unmount() })
+				dirs = []string{tmp, small.Dir, "into"}
+			}
+			for _, d := range dirs {
+				for _, s := range c.srcs {
+					os.RemoveAll(inDir(srcDir, filepath.Join(d, s)))
+				}
+			}
+			os.Remove(filepath.Join(srcDir, "SUMS"))
+			args := slices.Clone(c.args)
+			for _, d := range dirs {
+				args = append(args, "-t", d)
+			}
+			r := fastcp(t, srcDir, append(args, c.srcs...)...)
+			if c.small == 0 {
+				if r.code != 0 || r.stderr != "" {
+					t.Fatalf("want exit 0 and no message, got %v", r)
+				}
+			} else {
+				if r.code != 1 {
+					t.Fatalf("want exit 1, got %v", r)
+				}
+				for _, l := range lines(r.stderr) {
+					if !strings.Contains(l, dirs[1]) {
+						t.Errorf("a message about another DIRECTORY: %q", l)
+					}
+				}
+				for _, f := range c.fails {
+					want := fmt.Sprintf("fastcp: error writing %s: No space left on device\n", q(filepath.Join(dirs[1], f)))
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("stderr %q, want it to say %q", r.stderr, want)
+					}
+					if _, err := os.Lstat(filepath.Join(dirs[1], f)); !os.IsNotExist(err) {
+						t.Errorf("%s: %v, want no such file", filepath.Join(dirs[1], f), err)
+					}
+				}
+			}
+			text := r.stdout
+			if !strings.Contains(c.args[len(c.args)-1], "=-") {
+				if r.stdout != "" {
+					t.Errorf("stdout %q, want nothing", r.stdout)
+				}
+				b, err := os.ReadFile(filepath.Join(srcDir, "SUMS"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = string(b)
+			}
+			checkTargetsManifest(t, srcDir, text, dirs, c.srcs)
+			for _, f := range c.fails {
+				if strings.Contains(text, filepath.Join(dirs[1], f)) {
+					t.Errorf("the manifest names %s, which failed:\n%s", filepath.Join(dirs[1], f), text)
+				}
+			}
+			for _, d := range dirs {
+				for _, s := range c.srcs {
+					p := inDir(srcDir, filepath.Join(d, s))
+					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+						assertNoTemps(t, p, filepath.Join(p, "sub"))
+					}
+				}
+				assertNoTemps(t, inDir(srcDir, d))
+			}
+		})
+	}
 }
