@@ -28,11 +28,16 @@ const (
 	actFailThroughLink               // "will not copy ... through just-created symlink ..."
 	actFailNoneFail                  // "not replacing ..." (--update=none-fail)
 	actSkipComplete                  // DEST already a complete copy (-r --resume): left alone, it counts as copied
+	actFailDangling                  // "not writing through dangling symlink ..."
+	actFailLoop                      // "cannot stat ...: Too many levels of symbolic links"
 )
 
 // destFacts is what the caller found out about DEST.
 type destFacts struct {
 	kind durability.Kind
+	// dangling, loop: DEST is a symbolic link the copy would write
+	// through, which names no file, or loops (kind is then none).
+	dangling, loop bool
 	// notNewer: SOURCE is not newer than DEST (-u skips it).
 	notNewer bool
 	// unwritable: a regular DEST the user may not write; immutable: one
@@ -54,6 +59,9 @@ type decideOpts struct {
 	noneFail, backup bool
 	// resumeTree: -r --resume, which skips a DEST already complete.
 	resumeTree bool
+	// posixlyCorrect: POSIXLY_CORRECT is set (a dangling symbolic link
+	// DEST is written through).
+	posixlyCorrect bool
 	// data: the copy writes data (a file, or a FIFO or device read as
 	// data); otherwise it makes an entry (a link, a special file).
 	data bool
@@ -68,6 +76,19 @@ type decision struct {
 // decide applies cp's rules, in cp's order, to an existing DEST.
 func decide(f destFacts, o decideOpts) decision {
 	switch {
+	case f.loop && o.force:
+		// A symlink loop counts as an existing DEST that cannot be
+		// opened: -f replaces the link (cp 8.30 and later), whatever
+		// -n or -i say.
+		return decision{act: actNew}
+	case f.loop:
+		return decision{act: actFailLoop}
+	case f.dangling && o.posixlyCorrect:
+		// POSIX: the file the link names is created, a new file, as
+		// for cp: -n and -i do not hold it back.
+		return decision{act: actNew}
+	case f.dangling:
+		return decision{act: actFailDangling}
 	case f.kind == durability.KindNone:
 		return decision{act: actNew}
 	case f.kind == durability.KindDir:

@@ -149,3 +149,39 @@ func TestDecideResumeComplete(t *testing.T) {
 		}
 	}
 }
+
+// A symbolic link DEST the copy would write through, which loops or names
+// no file: -f replaces a loop and POSIXLY_CORRECT creates the file a
+// dangling link names, whatever else is given (-n, -i, -u, a backup);
+// otherwise the entry fails.
+func TestDecideLinkNotFollowed(t *testing.T) {
+	tests := []struct {
+		name  string
+		f     destFacts
+		force bool
+		posix bool
+		want  action
+	}{
+		{"loop", destFacts{loop: true, throughLink: true}, false, false, actFailLoop},
+		{"loop, POSIXLY_CORRECT", destFacts{loop: true, throughLink: true}, false, true, actFailLoop},
+		{"loop, -f", destFacts{loop: true, throughLink: true}, true, false, actNew},
+		{"dangling", destFacts{dangling: true, throughLink: true}, false, false, actFailDangling},
+		{"dangling, -f", destFacts{dangling: true, throughLink: true}, true, false, actFailDangling},
+		{"dangling, POSIXLY_CORRECT", destFacts{dangling: true, throughLink: true}, false, true, actNew},
+	}
+	flagNames := "nuipNe"
+	for _, tt := range tests {
+		for mask := 0; mask < 1<<len(flagNames); mask++ {
+			set := func(c byte) bool { return mask&(1<<strings.IndexByte(flagNames, c)) != 0 }
+			f := tt.f
+			f.notNewer = set('u')
+			o := decideOpts{
+				noClobber: set('n'), update: set('u'), interactive: set('i'), inPlace: set('p'),
+				noneFail: set('N'), data: !set('e'), force: tt.force, posixlyCorrect: tt.posix,
+			}
+			if got := decide(f, o); got.act != tt.want || got.ask {
+				t.Errorf("%s with %s: %v ask=%v, want %v", tt.name, flagsString(flagNames, set), got.act, got.ask, tt.want)
+			}
+		}
+	}
+}

@@ -28,8 +28,10 @@ type destInfo struct {
 	// messages name it.
 	shownDir string
 	act      action
-	writeErr error  // why an existing regular DEST cannot be written, or nil
-	backup   string // the name DEST's backup gets (-b), "" for none
+	// why: why an existing regular DEST cannot be written, or why a
+	// symbolic link DEST cannot be followed; nil for neither.
+	why    error
+	backup string // the name DEST's backup gets (-b), "" for none
 	// entryDir and entryName: DEST's own entry, which a backup renames
 	// or links (a symbolic link DEST itself, not the file it points to).
 	entryDir  *dir
@@ -54,9 +56,21 @@ func (j *job) checkDest(data bool) (destInfo, bool) {
 // checkDestUpdate is checkDest with -u given or not: a further name of an
 // inode already copied is linked whatever -u says, as with cp.
 func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
-	ex, facts, settled, ok := j.lookAtDest(data)
-	if settled {
-		return ex, ok
+	o := j.a.opts
+	do := decideOpts{
+		noClobber: o.Update == flags.UpdateNone, update: update, interactive: o.Interactive, force: o.Force,
+		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
+		noneFail: o.Update == flags.UpdateNoneFail, backup: o.Backup != flags.BackupNone,
+		resumeTree: o.Resume && o.Recursive, posixlyCorrect: o.PosixlyCorrect,
+	}
+	ex, facts, ok := j.lookAtDest(data)
+	if !ok {
+		return ex, false
+	}
+	if ex.st == nil {
+		// No DEST, or a symbolic link DEST that cannot be followed:
+		// nothing to compare, nothing to ask.
+		return j.settle(ex, facts, do)
 	}
 	if ok, done := sameFileOK(j.a.opts, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st); !ok {
 		j.r.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
@@ -65,13 +79,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 		return ex, false
 	}
 	j.learnDest(&ex, &facts, data)
-	o := j.a.opts
-	resumeTree := o.Resume && o.Recursive
-	dec := decide(facts, decideOpts{
-		noClobber: o.Update == flags.UpdateNone, update: update, interactive: o.Interactive, force: o.Force,
-		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
-		noneFail: o.Update == flags.UpdateNoneFail, backup: o.Backup != flags.BackupNone, resumeTree: resumeTree,
-	})
+	dec := decide(facts, do)
 	if dec.ask && !j.a.confirm(overwriteQuestion(j.a.opts, ex, facts, j.dst)) {
 		j.r.failQuietly() // cp 9.11: a "no" fails the entry
 		debugSkipped(j.a.opts, j.r, j.dst)
@@ -81,10 +89,25 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 	return j.carryOut(ex, facts, update)
 }
 
-// lookAtDest finds out what DEST is: absent (settled, ok), a file or a
-// link written through (not settled: the rules decide), or an error
-// (settled, not ok).
-func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok bool) {
+// settle applies the rule to DEST absent, or to a symbolic link DEST that
+// names no file or loops: a new file (the one a dangling link names, under
+// POSIXLY_CORRECT) or the entry fails, before any lookup of DEST's own.
+func (j *job) settle(ex destInfo, facts destFacts, o decideOpts) (destInfo, bool) {
+	act := decide(facts, o).act
+	if j.failDest(ex, act) {
+		return ex, false
+	}
+	ex.act = act
+	if facts.dangling && !j.throughDangling(&ex) {
+		return ex, false
+	}
+	return ex, true
+}
+
+// lookAtDest finds out what DEST is: absent (ex.st nil), a file or the
+// file a link written through points to (ex.st), a link that cannot be
+// followed (facts.dangling, facts.loop), or an error (not ok, reported).
+func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, ok bool) {
 	o, d, name := j.a.opts, j.dd, j.name
 	ex = destInfo{shownDir: filepath.Dir(j.dst), entryDir: d, entryName: name}
 	if d.Err() == nil {
@@ -97,8 +120,8 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 		// takes it for a directory it made. Should a process of the
 		// same user have made one meanwhile, the link that makes DEST
 		// fails (EEXIST), as for any DEST that appears during a copy.
-		ex.act, ex.absent = actNew, true
-		return ex, facts, true, true
+		ex.absent = true
+		return ex, facts, true
 	}
 	lst, err := d.Stat(name, false)
 	if err == nil {
@@ -113,65 +136,73 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, settled, ok b
 		ex.st = &lst
 		facts.throughLink = true
 	case err == nil && through:
-		settled, ok = j.throughLink(&ex)
 		facts.throughLink = true
+		if !j.throughLink(&ex, &facts) {
+			return ex, facts, false
+		}
 	case err == nil:
 		ex.st = &lst
 	case errors.Is(err, unix.ENOENT):
 		if strings.HasSuffix(j.dst, "/") {
 			j.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(unix.ENOTDIR)))
-			return ex, facts, true, false
+			return ex, facts, false
 		}
-		ex.act, ex.absent = actNew, true
-		return ex, facts, true, true
+		ex.absent = true
 	default:
 		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(j.dst), errText(err)))
-		return ex, facts, true, false
+		return ex, facts, false
 	}
-	return ex, facts, settled, ok
+	return ex, facts, true
 }
 
 // throughLink looks at the file a symlink DEST points to: cp writes
-// through it (the file it points to is replaced, the link stays).
-func (j *job) throughLink(ex *destInfo) (settled, ok bool) {
-	o, d, name, dst := j.a.opts, j.dd, j.name, j.dst
+// through it (the file it points to is replaced, the link stays). A link
+// that names no file (facts.dangling) or that loops (facts.loop) is left
+// to the rule; ok=false: DEST cannot be looked at (reported).
+func (j *job) throughLink(ex *destInfo, facts *destFacts) (ok bool) {
+	d, name, dst := j.dd, j.name, j.dst
 	st, err := d.Stat(name, true)
-	if errors.Is(err, unix.ENOENT) && o.PosixlyCorrect {
-		// POSIX: the file the dangling link names is created.
-		target, lerr := readlinkat(d.Fd(), name)
-		if lerr == nil {
-			ex.path, ex.in = target, nil
-			if !filepath.IsAbs(target) {
-				ex.path, ex.in, ex.name = d.At(target), d, target
-				target = filepath.Join(filepath.Dir(dst), target)
-			}
-			// A new file, as for cp: -n and -i do not hold it back.
-			ex.shownDir, ex.act = filepath.Dir(target), actNew
-			return true, true
-		}
-		err = lerr
-	}
-	if errors.Is(err, unix.ENOENT) {
-		j.r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
-		return true, false
-	}
-	if errors.Is(err, unix.ELOOP) && o.Force {
-		// A symlink loop counts as an existing DEST that cannot be
-		// opened: -f replaces the link (cp 8.30 and later).
-		ex.act = actNew
-		return true, true
-	}
-	if err == nil && !inPlaceNode(&st) {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		facts.dangling = true
+		return true
+	case errors.Is(err, unix.ELOOP):
+		facts.loop, ex.why = true, err
+		return true
+	case err == nil && !inPlaceNode(&st):
 		ex.path, err = filepath.EvalSymlinks(ex.path)
 		ex.in = nil
 		ex.shownDir = filepath.Dir(ex.path)
 	}
 	if err != nil {
 		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
-		return true, false
+		return false
 	}
 	ex.st = &st
-	return false, false
+	return true
+}
+
+// throughDangling points ex at the file a dangling symlink DEST names, so
+// that the copy creates it (POSIX); ok=false: the link cannot be read
+// (reported).
+func (j *job) throughDangling(ex *destInfo) (ok bool) {
+	d, name, dst := j.dd, j.name, j.dst
+	target, err := readlinkat(d.Fd(), name)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		j.r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
+		return false
+	case err != nil:
+		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		return false
+	}
+	ex.path, ex.in = target, nil
+	if !filepath.IsAbs(target) {
+		ex.path, ex.in, ex.name = d.At(target), d, target
+		target = filepath.Join(filepath.Dir(dst), target)
+	}
+	ex.shownDir = filepath.Dir(target)
+	return true
 }
 
 // learnDest gathers the rest of the facts the rule reads about an existing
@@ -186,12 +217,12 @@ func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 		// permission it fails, unless -f lets it remove DEST and start
 		// anew. An immutable DEST (EPERM) can be neither.
 		if ex.in != nil {
-			ex.writeErr = writable(ex.in.Fd(), ex.name)
+			ex.why = writable(ex.in.Fd(), ex.name)
 		} else {
-			ex.writeErr = writable(unix.AT_FDCWD, ex.path)
+			ex.why = writable(unix.AT_FDCWD, ex.path)
 		}
-		facts.unwritable = ex.writeErr != nil
-		facts.immutable = errors.Is(ex.writeErr, unix.EPERM)
+		facts.unwritable = ex.why != nil
+		facts.immutable = errors.Is(ex.why, unix.EPERM)
 	}
 	facts.complete = o.Resume && o.Recursive && data && completeCopy(sst, ex.st, o.Preserve.Timestamps)
 }
@@ -204,18 +235,28 @@ var destFailures = map[action]string{
 	actFailJustCreated: "will not overwrite just-created %[2]s with %[1]s",
 	actFailThroughLink: "will not copy %[1]s through just-created symlink %[2]s",
 	actFailNoneFail:    "not replacing %[2]s",
+	actFailDangling:    "not writing through dangling symlink %[2]s",
+	actFailLoop:        "cannot stat %[2]s: %[3]s",
+}
+
+// failDest fails the entry, with its message, if act is a failure.
+func (j *job) failDest(ex destInfo, act action) bool {
+	f, failed := destFailures[act]
+	if failed {
+		why := ""
+		if ex.why != nil {
+			why = errText(ex.why)
+		}
+		j.r.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
+	}
+	return failed
 }
 
 // carryOut does what the rule said (ex.act) before the copy: it skips or
 // fails the entry, or names DEST's backup; ok says the copy goes on.
 func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, bool) {
 	o := j.a.opts
-	if f, failed := destFailures[ex.act]; failed {
-		why := ""
-		if ex.writeErr != nil {
-			why = errText(ex.writeErr)
-		}
-		j.r.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
+	if j.failDest(ex, ex.act) {
 		return ex, false
 	}
 	switch ex.act {
