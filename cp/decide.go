@@ -10,7 +10,10 @@ package cp
 // temporary file renamed over it is durability's in-place rule
 // (durability.WritesInPlace), which decide asks.
 
-import "fastcp/durability"
+import (
+	"fastcp/durability"
+	"fastcp/flags"
+)
 
 // action is what becomes of DEST.
 type action int
@@ -71,6 +74,20 @@ type decideOpts struct {
 type decision struct {
 	ask bool
 	act action
+}
+
+// intoOwnBackup is cp --force --backup f f, with f a regular file (asked
+// last): the copy goes to f's backup name, made without backups, and f
+// stays as it is. sameName: one SOURCE, the very operand DEST names, not
+// copied into a directory.
+func intoOwnBackup(force, backup, sameName bool, regular func() bool) bool {
+	return force && backup && sameName && regular()
+}
+
+// backups reports whether the run renames an existing DEST away to its
+// backup name (-b) before it replaces it.
+func (a *app) backups() bool {
+	return a.opts.Backup != flags.BackupNone && !a.ownBackup
 }
 
 // decide applies cp's rules, in cp's order, to an existing DEST.

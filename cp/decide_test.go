@@ -4,10 +4,13 @@ package cp
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"fastcp/durability"
+	"fastcp/internal/fsdir"
 )
 
 // The rule table of cp's treatment of an existing DEST, in cp's order of
@@ -182,6 +185,81 @@ func TestDecideLinkNotFollowed(t *testing.T) {
 			if got := decide(f, o); got.act != tt.want || got.ask {
 				t.Errorf("%s with %s: %v ask=%v, want %v", tt.name, flagsString(flagNames, set), got.act, got.ask, tt.want)
 			}
+		}
+	}
+}
+
+// cp --force --backup f f copies f to its backup name, without backups:
+// only with both options, the very name, and a regular file, which is
+// asked last (a stat).
+func TestIntoOwnBackup(t *testing.T) {
+	tests := []struct {
+		force, backup, sameName, regular bool
+		want, asked                      bool
+	}{
+		{true, true, true, true, true, true},
+		{true, true, true, false, false, true},
+		{false, true, true, true, false, false},
+		{true, false, true, true, false, false},
+		{true, true, false, true, false, false},
+	}
+	for _, tt := range tests {
+		asked := false
+		regular := func() bool { asked = true; return tt.regular }
+		if got := intoOwnBackup(tt.force, tt.backup, tt.sameName, regular); got != tt.want || asked != tt.asked {
+			t.Errorf("%+v: %v (regular asked: %v)", tt, got, asked)
+		}
+	}
+}
+
+// Copied into its own backup, DEST is replaced as without -b: no backup
+// named, a symbolic link DEST written through, and the rule's answer that
+// of a run without backups.
+func TestOwnBackupHasNoBackups(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("/bin/sh", "-ec", `echo src > src; touch -d 2010-01-01 src
+		echo old > old; touch -d 2000-01-01 old; ln -s old link`)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	d, err := fsdir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	src, err := d.Stat("src", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args      string
+		ownBackup bool
+		dst       string
+		act       action
+		backup    string
+		path      string
+	}{
+		{"--force -b", false, "old", actReplaceAsNew, "D/old~", "old"},
+		{"--force -b", true, "old", actReplace, "", "old"},
+		{"--force -b", false, "link", actReplaceAsNew, "D/link~", "link"},
+		{"--force -b", true, "link", actReplace, "", filepath.Join(dir, "old")},
+	}
+	for _, tt := range tests {
+		a := &app{opts: optsFor(t, tt.args), ownBackup: tt.ownBackup}
+		if a.backups() == tt.ownBackup {
+			t.Errorf("%s, own backup %v: backups() %v", tt.args, tt.ownBackup, a.backups())
+		}
+		j := &job{a: a, r: &record{}, p: &dirCopy{}, sd: d, dd: d, e: &entry{name: "src", st: src},
+			name: tt.dst, src: "D/src", dst: "D/" + tt.dst}
+		ex, ok := j.checkDest(true)
+		path := ex.path
+		if ex.in != nil {
+			path = ex.name
+		}
+		if !ok || ex.act != tt.act || ex.backup != tt.backup || path != tt.path {
+			t.Errorf("%s, own backup %v, %s: ok %v, act %v, backup %q, path %q; want %v, %q, %q",
+				tt.args, tt.ownBackup, tt.dst, ok, ex.act, ex.backup, path, tt.act, tt.backup, tt.path)
 		}
 	}
 }

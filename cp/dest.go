@@ -60,7 +60,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 	do := decideOpts{
 		noClobber: o.Update == flags.UpdateNone, update: update, interactive: o.Interactive, force: o.Force,
 		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
-		noneFail: o.Update == flags.UpdateNoneFail, backup: o.Backup != flags.BackupNone,
+		noneFail: o.Update == flags.UpdateNoneFail, backup: j.a.backups(),
 		resumeTree: o.Resume && o.Recursive, posixlyCorrect: o.PosixlyCorrect,
 	}
 	ex, facts, ok := j.lookAtDest(data)
@@ -72,7 +72,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 		// nothing to compare, nothing to ask.
 		return j.settle(ex, facts, do)
 	}
-	if ok, done := sameFileOK(j.a.opts, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st); !ok {
+	if ok, done := sameFileOK(j.a.opts, j.a.backups(), entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st); !ok {
 		j.r.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
 		return ex, false
 	} else if done {
@@ -129,7 +129,7 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, ok bool) {
 	}
 	// With --remove-destination or a backup, cp removes (or renames) a
 	// symlink DEST itself.
-	through := data && isSymlink(&lst) && !o.RemoveDestination && o.Backup == flags.BackupNone
+	through := data && isSymlink(&lst) && !o.RemoveDestination && !j.a.backups()
 	switch {
 	case err == nil && through && facts.justCreated:
 		// Not followed at all: it is this run's own link.
@@ -212,7 +212,7 @@ func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 	o, sst := j.a.opts, &j.e.st
 	facts.kind = durability.KindOf(ex.st, j.dd.Pseudo())
 	facts.notNewer = !timeAfter(sst.Mtim, ex.st.Mtim)
-	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && o.Backup == flags.BackupNone && !o.AttributesOnly {
+	if facts.kind == durability.KindRegular && data && !o.InPlace && !o.RemoveDestination && !j.a.backups() && !o.AttributesOnly {
 		// cp opens an existing DEST for writing: without write
 		// permission it fails, unless -f lets it remove DEST and start
 		// anew. An immutable DEST (EPERM) can be neither.
@@ -274,7 +274,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		ex.kept = true
 		return ex, false
 	}
-	if o.Backup == flags.BackupNone {
+	if !j.a.backups() {
 		return ex, true
 	}
 	if backupIsSource(o, &j.e.st, j.dd, j.name) {

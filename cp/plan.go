@@ -84,15 +84,13 @@ func (a *app) makePlan() *plan {
 			return p
 		}
 	}
-	if len(sources) == 1 && !intoDir && o.Force && o.Backup != flags.BackupNone && sources[0] == target {
-		// cp --force --backup f f: the backup is a copy of f, made
-		// without backups, and f stays as it is.
-		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
-			target = backupName(o, target)
-			noBackup := *o
-			noBackup.Backup, noBackup.BackupSuffix = flags.BackupNone, ""
-			a.opts, o = &noBackup, &noBackup
-		}
+	regular := func() bool {
+		fi, err := os.Stat(target)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if intoOwnBackup(o.Force, o.Backup != flags.BackupNone, len(sources) == 1 && !intoDir && sources[0] == target, regular) {
+		target = backupName(o, target)
+		a.ownBackup = true
 	}
 	named := make(map[topCopy]bool)
 	for _, src := range sources {

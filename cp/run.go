@@ -28,12 +28,15 @@ var (
 
 // app is one run of fastcp: what every entry's copy shares.
 type app struct {
-	opts  *flags.Options
-	out   *output.Output
-	stdin *bufio.Reader
-	umask uint32
-	memo  copier.Memo
-	seq   sequencer
+	opts *flags.Options
+	// ownBackup: the copy is SOURCE's own backup (intoOwnBackup), made
+	// without backups.
+	ownBackup bool
+	out       *output.Output
+	stdin     *bufio.Reader
+	umask     uint32
+	memo      copier.Memo
+	seq       sequencer
 
 	progress *output.Progress // nil: no progress bar
 	scan     *scanner         // the scan that counts the trees for the bar, or nil

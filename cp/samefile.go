@@ -72,6 +72,7 @@ func isLink(st *unix.Stat_t) bool { return isSymlink(st) }
 // on the way.
 type sameFile struct {
 	o        *flags.Options
+	backup   bool // DEST is renamed to its backup name (-b), not replaced
 	src, dst entryAt
 	ssb, dsb *unix.Stat_t
 	// srcLink and dstLink: the entries themselves, not followed;
@@ -84,9 +85,10 @@ type sameFile struct {
 // stat'ed it) over an existing dst (dsb, stat'ed as cp does: not
 // following a symlink DEST unless it is written through) may go on
 // although both may be one file, and whether the entry is then done
-// already (done: cp -l f f, nothing to do).
-func sameFileOK(o *flags.Options, src entryAt, ssb *unix.Stat_t, dst entryAt, dsb *unix.Stat_t) (ok, done bool) {
-	f := &sameFile{o: o, src: src, dst: dst, ssb: ssb, dsb: dsb}
+// already (done: cp -l f f, nothing to do). backup: the run backs DEST
+// up (app.backups).
+func sameFileOK(o *flags.Options, backup bool, src entryAt, ssb *unix.Stat_t, dst entryAt, dsb *unix.Stat_t) (ok, done bool) {
+	f := &sameFile{o: o, backup: backup, src: src, dst: dst, ssb: ssb, dsb: dsb}
 	same := idOf(ssb) == idOf(dsb)
 	if same && o.Link == flags.LinkHard {
 		return true, true
@@ -94,7 +96,7 @@ func sameFileOK(o *flags.Options, src entryAt, ssb *unix.Stat_t, dst entryAt, ds
 	if decided, ok, done := f.entries(same); decided {
 		return ok, done
 	}
-	if o.Backup != flags.BackupNone {
+	if backup {
 		return f.withBackup(), false
 	}
 	return f.unlinked()
@@ -110,7 +112,7 @@ func (f *sameFile) entries(same bool) (decided, ok, done bool) {
 		if isLink(f.ssb) && isLink(f.dsb) {
 			sn := sameName(f.src, f.dst)
 			if !sn {
-				if o.Backup != flags.BackupNone {
+				if f.backup {
 					return true, true, false
 				}
 				if f.sameLink {

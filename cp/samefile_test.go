@@ -86,7 +86,7 @@ func TestSameFileOK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ok, done := sameFileOK(o, entryAt{d, tt.src}, &ssb, entryAt{d, tt.dst}, &dsb)
+			ok, done := sameFileOK(o, o.Backup != flags.BackupNone, entryAt{d, tt.src}, &ssb, entryAt{d, tt.dst}, &dsb)
 			if ok != tt.ok || done != tt.done {
 				t.Errorf("ok %v, done %v; want %v, %v", ok, done, tt.ok, tt.done)
 			}
