@@ -33,6 +33,7 @@ const (
 	actSkipComplete                  // DEST already a complete copy (-r --resume): left alone, it counts as copied
 	actFailDangling                  // "not writing through dangling symlink ..."
 	actFailLoop                      // "cannot stat ...: Too many levels of symbolic links"
+	actFailLinkExists                // "cannot create symbolic link ...: File exists" (--attributes-only)
 )
 
 // destFacts is what the caller found out about DEST.
@@ -52,6 +53,9 @@ type destFacts struct {
 	// complete: DEST is a complete copy of SOURCE as -r --resume counts
 	// one (completeCopy).
 	complete bool
+	// newLink: the copy makes a symbolic link (SOURCE is one, copied as
+	// a link).
+	newLink bool
 }
 
 // decideOpts are the options the rule reads.
@@ -65,6 +69,8 @@ type decideOpts struct {
 	// posixlyCorrect: POSIXLY_CORRECT is set (a dangling symbolic link
 	// DEST is written through).
 	posixlyCorrect bool
+	// attributesOnly: --attributes-only.
+	attributesOnly bool
 	// data: the copy writes data (a file, or a FIFO or device read as
 	// data); otherwise it makes an entry (a link, a special file).
 	data bool
@@ -127,6 +133,9 @@ func decide(f destFacts, o decideOpts) decision {
 	}
 	d := decision{ask: o.interactive}
 	switch {
+	case !o.data && f.newLink && o.attributesOnly && !o.removeDestination && !o.backup:
+		// cp --attributes-only does not replace a DEST by a link.
+		d.act = actFailLinkExists
 	case !o.data:
 		// A link or a special file is a new entry renamed over DEST.
 		d.act = actReplace

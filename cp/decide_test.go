@@ -263,3 +263,33 @@ func TestOwnBackupHasNoBackups(t *testing.T) {
 		}
 	}
 }
+
+// --attributes-only does not replace an existing DEST by a symbolic link,
+// unless DEST is removed first or backed up; -i asks first, and the rules
+// that skip or refuse DEST outright come before.
+func TestDecideAttributesOnlyLink(t *testing.T) {
+	link := destFacts{kind: durability.KindRegular, newLink: true}
+	tests := []struct {
+		name string
+		f    destFacts
+		o    decideOpts
+		want action
+		ask  bool
+	}{
+		{"link", link, decideOpts{attributesOnly: true}, actFailLinkExists, false},
+		{"link, -i", link, decideOpts{attributesOnly: true, interactive: true}, actFailLinkExists, true},
+		{"link over a link", destFacts{kind: durability.KindSymlink, newLink: true}, decideOpts{attributesOnly: true}, actFailLinkExists, false},
+		{"link, --remove-destination", link, decideOpts{attributesOnly: true, removeDestination: true}, actReplace, false},
+		{"link, -b", link, decideOpts{attributesOnly: true, backup: true}, actReplace, false},
+		{"link, -n", link, decideOpts{attributesOnly: true, noClobber: true}, actSkip, false},
+		{"link, no DEST", destFacts{newLink: true}, decideOpts{attributesOnly: true}, actNew, false},
+		{"link into a directory", destFacts{kind: durability.KindDir, newLink: true}, decideOpts{attributesOnly: true}, actFailIsDir, false},
+		{"link, without --attributes-only", link, decideOpts{}, actReplace, false},
+		{"special file", destFacts{kind: durability.KindRegular}, decideOpts{attributesOnly: true}, actReplace, false},
+	}
+	for _, tt := range tests {
+		if got := decide(tt.f, tt.o); got.act != tt.want || got.ask != tt.ask {
+			t.Errorf("%s: %v ask=%v, want %v ask=%v", tt.name, got.act, got.ask, tt.want, tt.ask)
+		}
+	}
+}

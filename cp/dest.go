@@ -50,18 +50,19 @@ type destInfo struct {
 // a special file, renamed over DEST). It returns ok=false when the entry
 // is done (skipped or failed).
 func (j *job) checkDest(data bool) (destInfo, bool) {
-	return j.checkDestUpdate(data, j.a.opts.Update == flags.UpdateOlder)
+	return j.checkDestUpdate(data, j.a.opts.Update == flags.UpdateOlder, false)
 }
 
 // checkDestUpdate is checkDest with -u given or not: a further name of an
-// inode already copied is linked whatever -u says, as with cp.
-func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
+// inode already copied is linked whatever -u says, as with cp. newLink:
+// the copy makes a symbolic link.
+func (j *job) checkDestUpdate(data, update, newLink bool) (destInfo, bool) {
 	o := j.a.opts
 	do := decideOpts{
 		noClobber: o.Update == flags.UpdateNone, update: update, interactive: o.Interactive, force: o.Force,
 		inPlace: o.InPlace, removeDestination: o.RemoveDestination, data: data,
 		noneFail: o.Update == flags.UpdateNoneFail, backup: j.a.backups(),
-		resumeTree: o.Resume && o.Recursive, posixlyCorrect: o.PosixlyCorrect,
+		resumeTree: o.Resume && o.Recursive, posixlyCorrect: o.PosixlyCorrect, attributesOnly: o.AttributesOnly,
 	}
 	ex, facts, ok := j.lookAtDest(data)
 	if !ok {
@@ -79,6 +80,7 @@ func (j *job) checkDestUpdate(data, update bool) (destInfo, bool) {
 		return ex, false
 	}
 	j.learnDest(&ex, &facts, data)
+	facts.newLink = newLink
 	dec := decide(facts, do)
 	if dec.ask && !j.a.confirm(overwriteQuestion(j.a.opts, ex, facts, j.dst)) {
 		j.r.failQuietly() // cp 9.11: a "no" fails the entry
@@ -237,6 +239,7 @@ var destFailures = map[action]string{
 	actFailNoneFail:    "not replacing %[2]s",
 	actFailDangling:    "not writing through dangling symlink %[2]s",
 	actFailLoop:        "cannot stat %[2]s: %[3]s",
+	actFailLinkExists:  "cannot create symbolic link %[2]s: %[3]s",
 }
 
 // failDest fails the entry, with its message, if act is a failure.
@@ -244,7 +247,10 @@ func (j *job) failDest(ex destInfo, act action) bool {
 	f, failed := destFailures[act]
 	if failed {
 		why := ""
-		if ex.why != nil {
+		switch {
+		case act == actFailLinkExists:
+			why = errText(unix.EEXIST)
+		case ex.why != nil:
 			why = errText(ex.why)
 		}
 		j.r.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))

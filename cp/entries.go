@@ -135,13 +135,8 @@ type newEntry struct {
 // reports whether DEST is now that entry.
 func (j *job) makeEntry(n newEntry) bool {
 	o, p, dd, dst := j.a.opts, j.p, j.dd, j.dst
-	ex, ok := j.checkDestUpdate(false, n.update)
+	ex, ok := j.checkDestUpdate(false, n.update, isSymlink(&j.e.st))
 	if !ok {
-		return false
-	}
-	if o.AttributesOnly && isSymlink(&j.e.st) && ex.st != nil && !o.RemoveDestination && ex.backup == "" {
-		// cp --attributes-only does not replace a DEST by a link.
-		j.r.fail(fmt.Sprintf("%s %s: %s", n.what, quote(dst), errText(unix.EEXIST)))
 		return false
 	}
 	if o.Verbose {
