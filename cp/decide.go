@@ -5,8 +5,10 @@ package cp
 // DEST's replacement rule: what happens to an existing DEST, decided from
 // what DEST is and the options alone. It is the one place that says when a
 // DEST is skipped, refused, replaced, written in place or made anew; the
-// callers gather the facts (a stat, an access check) and carry the
-// decision out. Whether the data then goes into DEST itself or into a
+// callers gather the facts (a stat, an access check, a symbolic link that
+// dangles or loops) and carry the decision out. It also says when the copy
+// goes to SOURCE's own backup name instead (intoOwnBackup), and so whether
+// DEST is backed up at all (app.backups). Whether the data then goes into DEST itself or into a
 // temporary file renamed over it is durability's in-place rule
 // (durability.WritesInPlace), which decide asks.
 
