@@ -27,10 +27,10 @@ import (
 // reflink: FICLONE on xfs or btrfs, the source's filesystem), it does so
 // first, and that destination is done; the others share the read.
 // copy_file_range is not used beside the shared read: where it does not
-// share extents it reads the source again inside the kernel (from the
-// device for a cold source), and for a cached source it copies page by
-// page what a write from the ring copies too, so it saves nothing and
-// costs a second read (docs/measurements.md, "One read, many writes").
+// share extents it reads the source again inside the kernel, from the
+// device for a cold source (twice the bytes read, three times the CPU
+// time); it saved CPU time only for a cached source (docs/measurements.md,
+// "One read, many writes").
 //
 // The read is the direct pipeline's where Auto would pick Direct for one
 // destination (a large source mostly not cached, ring and alignment as in
