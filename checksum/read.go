@@ -7,6 +7,8 @@ import (
 	"hash"
 	"sync"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -109,21 +111,8 @@ var (
 	seekHole = func(fd int, off int64) (int64, error) { return unix.Seek(fd, off, unix.SEEK_HOLE) }
 )
 
-// preadFull reads len(b) bytes at off, or fewer at the end of the file.
+// preadFull reads len(b) bytes at off, or fewer at the end of the file,
+// with the package's pread (a test may replace it).
 func preadFull(fd int, b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
+	return sysx.PreadFull(pread, fd, b, off)
 }

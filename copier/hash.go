@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"fastcp/checksum"
-
-	"golang.org/x/sys/unix"
+	"fastcp/internal/sysx"
 )
 
 // --checksum: Options.Hash is given every byte of the source once, in
@@ -451,22 +450,8 @@ func (k *hasher) snapshot() HashState {
 	return k.snap
 }
 
-// preadFull reads len(b) bytes at off, or fewer at the end of the file;
-// EINTR is retried.
+// preadFull reads len(b) bytes at off, or fewer at the end of the file,
+// with the copy's pread.
 func (s *sysCalls) preadFull(fd int, b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := s.pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
+	return sysx.PreadFull(s.pread, fd, b, off)
 }

@@ -316,21 +316,7 @@ func alignedBuffer(n, align int) []byte {
 
 // readFull preads len(b) bytes at off, or fewer at end of file.
 func readFull(fd int, b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
+	return sysx.PreadFull(unix.Pread, fd, b, off)
 }
 
 // newLike returns a new hash of h's algorithm.

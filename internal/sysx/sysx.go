@@ -72,3 +72,24 @@ func FdPath(fd int, name string) string {
 	}
 	return p
 }
+
+// PreadFull reads len(b) bytes at off with pread, or fewer at the end of
+// the file; EINTR is retried. pread is unix.Pread, or a package's test
+// hook standing in for it.
+func PreadFull(pread func(fd int, p []byte, off int64) (int, error), fd int, b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := pread(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
