@@ -215,6 +215,15 @@ func TestProgressJSONOfATree(t *testing.T) {
 		t.Fatalf("fastcp --progress=json -a: %v", r)
 	}
 	objs := parseProgress(t, r.stderr)
+	progressEndsAt(t, objs, int64(files), bytes, "all done")
+}
+
+// progressEndsAt checks --progress=json's objects of a whole run: the total
+// of bytes never goes back and what is done never passes it, and the last
+// object is the end, at files files and bytes bytes, 100%. done says what
+// the end must show, for the message.
+func progressEndsAt(t *testing.T, objs []progressObject, files, bytes int64, done string) {
+	t.Helper()
 	var total int64 = -1
 	for i, o := range objs {
 		if o.TotalBytes != -1 && (o.TotalBytes < total || o.Bytes > o.TotalBytes) {
@@ -223,8 +232,8 @@ func TestProgressJSONOfATree(t *testing.T) {
 		total = max(total, o.TotalBytes)
 	}
 	end := objs[len(objs)-1]
-	if end.Event != "end" || end.Files != int64(files) || end.TotalFiles != int64(files) ||
+	if end.Event != "end" || end.Files != files || end.TotalFiles != files ||
 		end.Bytes != bytes || end.TotalBytes != bytes || end.Percent != 100 {
-		t.Errorf("end object %+v: want %d files and %d bytes, all done", end, files, bytes)
+		t.Errorf("end object %+v: want %d files and %d bytes, %s", end, files, bytes, done)
 	}
 }

@@ -683,18 +683,7 @@ func TestTargetsProgress(t *testing.T) {
 		t.Fatalf("fastcp --progress=json with three -t: %v", r)
 	}
 	objs := parseProgress(t, r.stderr)
-	var total int64 = -1
-	for i, o := range objs {
-		if o.TotalBytes != -1 && (o.TotalBytes < total || o.Bytes > o.TotalBytes) {
-			t.Errorf("object %d: total %d after %d, %d bytes done", i, o.TotalBytes, total, o.Bytes)
-		}
-		total = max(total, o.TotalBytes)
-	}
-	end := objs[len(objs)-1]
-	if end.Event != "end" || end.Files != int64(files) || end.TotalFiles != int64(files) ||
-		end.Bytes != bytes || end.TotalBytes != bytes || end.Percent != 100 {
-		t.Errorf("end object %+v: want %d files and %d bytes, all done, each once", end, files, bytes)
-	}
+	progressEndsAt(t, objs, int64(files), bytes, "all done, each once")
 	for _, d := range []string{"a", "b", "c"} {
 		assertFileBytes(t, join(dir, d, "big"), randomBytes(5<<20+1, "big"))
 		assertFileBytes(t, join(dir, d, "src", "g3", "f14"), randomBytes(700+13*59, join(dir, "src", "g3", "f14")))
