@@ -459,7 +459,8 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 //     resumed (it was cut back to its checkpoint, and is locked, registered
 //     with o.Session and recorded as Create's files are; DEST's other
 //     leftovers were swept, as Create sweeps them: Leftovers);
-//   - (nil, 0, nil): nothing there;
+//   - (nil, 0, nil): nothing there (Create, with Named, then sweeps
+//     DEST's other leftovers);
 //   - a *FreshStart error: a leftover that cannot be resumed; when it was
 //     a dead one of fastcp's (it carries fastcp's mark), it was removed, so
 //     Create takes the name (and DEST's other leftovers were swept:

@@ -355,11 +355,11 @@ func TestSweepRechecksUnderTheLock(t *testing.T) {
 // A run that continues the leftover under DEST's first temporary name, or
 // removes it to start over, also removes the dead leftovers of other
 // copies to DEST (a copy that found that name taken took a random one, and
-// was killed): only the first name is ever continued, and Create sweeps
-// only when it finds that name taken.
+// was killed): only the first name is ever continued. When that name is
+// free, the fresh recorded copy that Create makes sweeps them.
 func TestContinueSweepsOtherLeftovers(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"continued", "started over"} {
+	for _, how := range []string{"continued", "started over", "first name free"} {
 		t.Run(how, func(t *testing.T) {
 			dir := t.TempDir()
 			dst := filepath.Join(dir, "dst")
@@ -368,7 +368,9 @@ func TestContinueSweepsOtherLeftovers(t *testing.T) {
 			if how != "continued" {
 				checkpoint = 0 // no checkpoint: removed, started over
 			}
-			die(resumableCopy(t, dst, id, 3<<20, checkpoint))
+			if how != "first name free" {
+				die(resumableCopy(t, dst, id, 3<<20, checkpoint))
+			}
 			other := filepath.Join(dir, TempPrefix+"dst.0123456789ab")
 			if err := os.WriteFile(other, []byte("killed"), 0o600); err != nil {
 				t.Fatal(err)
@@ -381,8 +383,18 @@ func TestContinueSweepsOtherLeftovers(t *testing.T) {
 			case how == "continued" && err == nil && start == 2<<20:
 				left = d.Leftovers()
 				d.Abort()
-			case how != "continued" && errors.As(err, &f) && f.Why == WhyNoCheckpoint && !f.Kept:
+			case how == "started over" && errors.As(err, &f) && f.Why == WhyNoCheckpoint && !f.Kept:
 				left = f.Swept
+			case how == "first name free" && d == nil && err == nil:
+				// Two copies raced, the first committed, the power was
+				// cut: the other's file is all that is left, under a
+				// random name. The copy that starts anew finds it.
+				d, err := Create(fsdir.Cwd, dst, Options{Named: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				left = d.Leftovers()
+				d.Abort()
 			default:
 				t.Fatalf("Continue: start %d, %v", start, err)
 			}

@@ -330,9 +330,14 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 				return nil
 			})
 		}
-		if firstTaken {
-			// By a leftover of an interrupted copy, or by a copy to
-			// the same DEST still running.
+		if firstTaken || o.Named && !o.FreshDir {
+			// Taken: by a leftover of an interrupted copy, or by a copy
+			// to the same DEST still running. A copy that will be
+			// recorded (--resume) sweeps even when the first name was
+			// free: two copies that raced left the later one's file
+			// under a random name, and when the power was cut after the
+			// first committed, only that one is left, which no later
+			// copy would otherwise look for.
 			d.swept = o.Session.sweep(dir, base, e.name, o.sourceIdentity())
 		}
 	}
