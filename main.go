@@ -8,7 +8,6 @@ package main
 import (
 	_ "embed"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -51,11 +50,11 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return 1
 	}
 	if opts.Help {
-		io.WriteString(stdout, flags.Help(out.Prog()))
+		out.WriteStdout(flags.Help(out.Prog()))
 		return 0
 	}
 	if opts.Version {
-		fmt.Fprintf(stdout, "fastcp %s\n", versionString())
+		out.WriteStdout(output.Version(versionString()))
 		return 0
 	}
 	out.SetQuiet(opts.Quiet)
@@ -96,7 +95,7 @@ func run(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 			// is finished: cp's death by SIGPIPE, without a message.
 			die(syscall.SIGPIPE)
 		}
-		out.Errorf("write error: %s", output.ErrText(err))
+		out.Errorf("%s", output.WriteError(err))
 		return 1
 	}
 	if failed {

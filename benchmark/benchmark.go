@@ -219,6 +219,7 @@ import (
 
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -269,29 +270,35 @@ const sections = 4
 
 // Run runs the benchmark and returns the exit status.
 func Run(c Config, stdout, stderr io.Writer, prog string) int {
-	b := &bench{cfg: c, prog: newProgress(stderr, c.Quiet), ws: &workspace{}}
+	out := output.New(prog, stdout, stderr)
+	b := &bench{cfg: c, prog: newProgress(out, c.Quiet), ws: &workspace{}}
 	if !c.JSON {
-		b.tables = &tablePrinter{w: stdout, width: max(c.Width, MinWidth)}
+		b.tables = &tablePrinter{out: out, width: max(c.Width, MinWidth)}
 	}
 	// A fatal signal erases the progress line before the process dies.
 	defer b.prog.freezeAt(c.Session)()
 	err := b.run()
 	b.prog.clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, err)
+		out.Errorf("%s", err)
 		return 1
 	}
 	var werr error
 	if c.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(&b.rep)
+		// As json.Encoder with an indent writes it: the document, a newline.
+		doc, err := json.MarshalIndent(&b.rep, "", "  ")
+		if err != nil {
+			werr = err
+		} else {
+			out.WriteStdout(string(doc) + "\n")
+			werr = out.WriteErr()
+		}
 	} else {
 		b.tables.footer(&b.rep)
 		werr = b.tables.err
 	}
 	if werr != nil {
-		fmt.Fprintf(stderr, "%s: write error: %s\n", prog, errText(werr))
+		out.Errorf("%s", output.WriteError(werr))
 		return 1
 	}
 	return 0

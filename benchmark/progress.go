@@ -4,7 +4,6 @@ package benchmark
 
 import (
 	"fmt"
-	"io"
 	"sync"
 
 	"fastcp/durability"
@@ -17,23 +16,23 @@ import (
 // a fatal signal before the process dies (freezeAt).
 type progress struct {
 	mu     sync.Mutex
-	w      io.Writer // nil: no progress shown
+	out    *output.Output // nil: no progress shown
 	shown  bool
 	frozen bool // the process is dying of a signal: nothing more is drawn
 	status string
 }
 
-func newProgress(stderr io.Writer, quiet bool) *progress {
+func newProgress(out *output.Output, quiet bool) *progress {
 	p := &progress{}
-	if !quiet && output.IsTerminal(stderr) {
-		p.w = stderr
+	if !quiet && out.StderrIsTerminal() {
+		p.out = out
 	}
 	return p
 }
 
 // set replaces the progress line.
 func (p *progress) set(format string, a ...any) {
-	if p.w == nil {
+	if p.out == nil {
 		return
 	}
 	p.mu.Lock()
@@ -42,14 +41,14 @@ func (p *progress) set(format string, a ...any) {
 		return
 	}
 	p.status = fmt.Sprintf(format, a...)
-	fmt.Fprintf(p.w, "\r%s\x1b[K", p.status)
+	p.out.Redraw(p.status)
 	p.shown = true
 }
 
 // clear erases the progress line, before a table or a message is printed
 // and at the end.
 func (p *progress) clear() {
-	if p.w == nil {
+	if p.out == nil {
 		return
 	}
 	p.mu.Lock()
@@ -61,14 +60,14 @@ func (p *progress) clearLocked() {
 	if !p.shown {
 		return
 	}
-	fmt.Fprint(p.w, "\r\x1b[K")
+	p.out.EraseLine()
 	p.shown = false
 }
 
 // freezeAt makes a fatal signal (s's Interrupt) erase the line and draw no
 // more; it returns the function that undoes that.
 func (p *progress) freezeAt(s *durability.Session) (unregister func()) {
-	if p.w == nil || s == nil {
+	if p.out == nil || s == nil {
 		return func() {}
 	}
 	return s.AtInterrupt(func() {

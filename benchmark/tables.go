@@ -4,17 +4,17 @@ package benchmark
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"fastcp/copier"
+	"fastcp/output"
 )
 
 // tablePrinter writes the human-readable report, every line at most width
 // columns.
 type tablePrinter struct {
-	w     io.Writer
+	out   *output.Output
 	width int
 	err   error
 }
@@ -24,7 +24,8 @@ func (p *tablePrinter) lines(ls ...string) {
 		if p.err != nil {
 			return
 		}
-		_, p.err = io.WriteString(p.w, l+"\n")
+		p.out.WriteStdout(l + "\n")
+		p.err = p.out.WriteErr()
 	}
 }
 

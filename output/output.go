@@ -112,6 +112,21 @@ func (o *Output) Warnf(format string, a ...any) {
 	o.Errorf("warning: "+format, a...)
 }
 
+// Redraw writes line over the current line of stderr, a terminal: a
+// status rewritten in place (the benchmark's progress).
+func (o *Output) Redraw(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	io.WriteString(o.stderr, "\r"+line+"\x1b[K")
+}
+
+// EraseLine erases what Redraw wrote.
+func (o *Output) EraseLine() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	io.WriteString(o.stderr, "\r\x1b[K")
+}
+
 // Prompt asks "PROG: QUESTION" on stderr, without a newline (-i).
 func (o *Output) Prompt(question string) {
 	o.mu.Lock()
