@@ -30,6 +30,20 @@ func testFlush(fd int) error {
 	return sysx.IgnoringEINTR(func() error { return unix.Fdatasync(fd) })
 }
 
+// ownRings gives sys's copies ring memory of their own (sysCalls.rings),
+// unmapped when the test ends: Auto then finds a ring free whatever the
+// tests beside it hold, and a test may take them all.
+func ownRings(t *testing.T, sys *sysCalls) {
+	t.Helper()
+	p := new(ringPool)
+	sys.rings = p
+	t.Cleanup(func() {
+		for _, r := range p.free {
+			munmap(r.mem)
+		}
+	})
+}
+
 // inject replaces a call or size of a test's sysCalls for the duration of
 // the test (a subtest's replacement ends with the subtest).
 func inject[T any](t *testing.T, p *T, v T) {

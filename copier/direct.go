@@ -201,39 +201,45 @@ type directState struct {
 type ring struct {
 	mem  []byte
 	bufs [][]byte
+	pool *ringPool // where it goes back
 }
 
-// rings hands out the run's ring memory: at most DirectBudgetBytes mapped,
-// a ring kept mapped for the next file once a copy is done with it.
-var rings struct {
+// ringPool hands out ring memory: at most DirectBudgetBytes mapped, a ring
+// kept mapped for the next file once a copy is done with it. A run has
+// one, runRings (sysCalls.rings); a test may give its copies one of their
+// own, so that what other tests hold does not decide its copies' choice.
+type ringPool struct {
 	sync.Mutex
 	cond  *sync.Cond
 	inUse int
 	free  []*ring
 }
 
+// runRings is the run's ring memory.
+var runRings ringPool
+
 func ringBytes() int { return directBufs * directBufBytes }
 
 // maxRings is how many rings the budget holds (at least one).
 func maxRings() int { return max(DirectBudgetBytes/ringBytes(), 1) }
 
-// getRing returns a ring, or nil when none is free and wait is false.
-func getRing(wait bool) (*ring, error) {
-	rings.Lock()
-	defer rings.Unlock()
-	if rings.cond == nil {
-		rings.cond = sync.NewCond(&rings.Mutex)
+// get returns a ring, or nil when none is free and wait is false.
+func (p *ringPool) get(wait bool) (*ring, error) {
+	p.Lock()
+	defer p.Unlock()
+	if p.cond == nil {
+		p.cond = sync.NewCond(&p.Mutex)
 	}
-	for rings.inUse >= maxRings() {
+	for p.inUse >= maxRings() {
 		if !wait {
 			return nil, nil
 		}
-		rings.cond.Wait()
+		p.cond.Wait()
 	}
-	rings.inUse++
-	if n := len(rings.free); n > 0 {
-		r := rings.free[n-1]
-		rings.free = rings.free[:n-1]
+	p.inUse++
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
 		if len(r.mem) == ringBytes() && len(r.bufs) == directBufs {
 			return r, nil
 		}
@@ -241,8 +247,8 @@ func getRing(wait bool) (*ring, error) {
 	}
 	mem, err := mmap(-1, 0, ringBytes(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		rings.inUse--
-		rings.cond.Signal()
+		p.inUse--
+		p.cond.Signal()
 		return nil, err
 	}
 	if directHugePages {
@@ -252,19 +258,21 @@ func getRing(wait bool) (*ring, error) {
 		// nothing.
 		_ = madvise(mem, unix.MADV_HUGEPAGE)
 	}
-	r := &ring{mem: mem}
+	r := &ring{mem: mem, pool: p}
 	for i := range directBufs {
 		r.bufs = append(r.bufs, mem[i*directBufBytes:(i+1)*directBufBytes:(i+1)*directBufBytes])
 	}
 	return r, nil
 }
 
+// putRing gives r back to its pool.
 func putRing(r *ring) {
-	rings.Lock()
-	rings.inUse--
-	rings.free = append(rings.free, r)
-	rings.cond.Signal()
-	rings.Unlock()
+	p := r.pool
+	p.Lock()
+	p.inUse--
+	p.free = append(p.free, r)
+	p.cond.Signal()
+	p.Unlock()
 }
 
 // chooseDirect is Auto's decision: Direct after Reflink for a large source
@@ -338,7 +346,7 @@ func (c directCopy) chooseDirect(regular bool) bool {
 	default:
 		d.Choice = DirectChosen
 	}
-	r, err := getRing(false)
+	r, err := c.sys.rings.get(false)
 	if r == nil || err != nil {
 		d.Choice = DirectBusy
 		return false
@@ -458,7 +466,7 @@ func (c directCopy) directOpen() error {
 	}
 	if d.ring == nil {
 		// Forced: wait for a ring (Auto took one when it chose).
-		r, err := getRing(true)
+		r, err := c.sys.rings.get(true)
 		if err != nil {
 			return directFail(SideBoth, "mmap", &unavailable{err})
 		}

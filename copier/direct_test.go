@@ -86,7 +86,9 @@ func autoCold(sys *sysCalls) Options {
 }
 
 func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	for _, tc := range []struct {
 		name   string
@@ -136,7 +138,9 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 // from directUnflushedMinBytes on, or from the dirty limit when that is
 // smaller (but never below directMinBytes).
 func TestAutoDirectWithoutFlush(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	inject(t, &sys.directUnflushedMinBytes, 4<<20)
 	for _, tc := range []struct {
@@ -178,13 +182,15 @@ func TestAutoDirectWithoutFlush(t *testing.T) {
 }
 
 func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	var held []*ring
 	for range maxRings() {
-		r, err := getRing(false)
+		r, err := sys.rings.get(false)
 		if err != nil || r == nil {
-			t.Fatalf("getRing: %v %v", r, err)
+			t.Fatalf("get: %v %v", r, err)
 		}
 		held = append(held, r)
 	}
@@ -209,7 +215,9 @@ func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
 // a refusal hands over to the next strategy at the exact offset Direct
 // reached, a failure ends the copy there.
 func TestDirectFaults(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	const size = 13<<20 + 7
 	chunk := int64(directBufBytes)
@@ -499,7 +507,9 @@ func TestSequentialAdviceForBufferedCopies(t *testing.T) {
 // several chunks are read past the new end at once): the copy holds the
 // source as it is when read, with its size exact, forced or not.
 func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	const size = 13<<20 + 7
 	for _, tc := range []struct {
 		name   string
@@ -668,7 +678,9 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 // TestSmallCopyReadsNoDirtyLimit: the dirty page limit (three /proc reads)
 // is asked only for a source large enough for Direct.
 func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	for _, tc := range []struct {
 		size  int
@@ -695,7 +707,9 @@ func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
 // advice wait until the clone is refused; a clone that works asks neither,
 // and a refused one still goes on to Direct for a cold source.
 func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	const size = seqAdviceMinBytes + 1<<20
 	for _, tc := range []struct {

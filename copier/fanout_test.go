@@ -396,7 +396,9 @@ func TestCopyManyBadStart(t *testing.T) {
 // it would for one, and writes with O_DIRECT where the destination takes
 // it; a cached one is read through the page cache.
 func TestCopyManyAutoDirect(t *testing.T) {
+	t.Parallel()
 	sys := testSys()
+	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	for _, cold := range []bool{true, false} {
 		t.Run(fmt.Sprint("cold=", cold), func(t *testing.T) {

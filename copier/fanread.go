@@ -197,7 +197,7 @@ func (f *fan) newLoop(live []*fanDest) (*fanLoop, int64) {
 		l.direct = false
 	}
 	if l.ring == nil && (l.direct || size-f.start > int64(lead.bufSize) || !srcRegular) {
-		if r, err := getRing(o.Strategy == Direct); err == nil && r != nil {
+		if r, err := f.sys.rings.get(o.Strategy == Direct); err == nil && r != nil {
 			l.ring = r
 		}
 	}

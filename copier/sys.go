@@ -9,8 +9,9 @@ import (
 )
 
 // sysCalls are the system calls of one copy that tests replace, to inject
-// errnos, short counts and zero returns, and the sizes from which Auto
-// picks Direct, which tests make small: a value per copy, as
+// errnos, short counts and zero returns, the sizes from which Auto
+// picks Direct, which tests make small, and the pool of Direct's rings,
+// which a test may give its copies alone: a value per copy, as
 // internal/poll's hooks but held by the copy, so that tests replacing
 // them run side by side. Options.sys names a copy's; nil is defaultSys.
 type sysCalls struct {
@@ -35,6 +36,9 @@ type sysCalls struct {
 	directMinBytes          int64
 	directUnflushedMinBytes int64
 	dirtyLimit              func() int64
+
+	// rings is where Direct's buffers come from (direct.go).
+	rings *ringPool
 }
 
 // defaultSys is every copy's sysCalls but a test's.
@@ -58,6 +62,7 @@ var defaultSys = sysCalls{
 	directMinBytes:          DirectMinBytes,
 	directUnflushedMinBytes: directUnflushedMinBytes,
 	dirtyLimit:              dirtyLimit,
+	rings:                   &runRings,
 }
 
 // sysOf is o's sysCalls.
