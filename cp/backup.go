@@ -6,7 +6,6 @@ package cp
 
 import (
 	"errors"
-	"fastcp/internal/fsdir"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"fastcp/output"
 
@@ -165,7 +165,7 @@ func (j *job) backupStep(ex *destInfo) (undo func(), ok bool) {
 	}
 	undo, err := j.makeBackup(ex.entryDir, ex.entryName, ex.backup)
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot backup %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(output.CannotBackup(j.dst, err))
 		return nil, false
 	}
 	return undo, true

@@ -195,11 +195,11 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 	exists := false
 	switch err := unix.Fstatat(dir.Fd(), name, &st, 0); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return fmt.Sprintf("cannot create regular file %s: %s", quote(file), errText(unix.EISDIR))
+		return output.CannotCreateRegularFile(file, unix.EISDIR)
 	case err == nil:
 		exists = true
 	case err != unix.ENOENT:
-		return fmt.Sprintf("cannot create regular file %s: %s", quote(file), errText(err))
+		return output.CannotCreateRegularFile(file, err)
 	}
 	if src, inside := a.manifestInSource(dir.Fd(), exists, &st); src != "" {
 		if inside {
@@ -214,7 +214,7 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 		Sync: a.opts.Sync, Session: a.session, New: !exists, UnnamedPerm: os.FileMode(0o666),
 	})
 	if err != nil {
-		return fmt.Sprintf("cannot create regular file %s: %s", quote(file), errText(unwrapPath(err)))
+		return output.CannotCreateRegularFile(file, unwrapPath(err))
 	}
 	m.dest = d
 	m.chmod = exists || !d.Unnamed()
@@ -333,7 +333,7 @@ func (a *app) finishManifest() {
 	if m.later {
 		msg := ""
 		if dir, err := fsdir.Open(m.laterDir); err != nil {
-			msg = fmt.Sprintf("cannot create regular file %s: %s", quote(m.shown), errText(unwrapPath(err)))
+			msg = output.CannotCreateRegularFile(m.shown, unwrapPath(err))
 		} else {
 			msg = a.createManifest(m, dir, m.laterName)
 			dir.Release()
@@ -389,7 +389,7 @@ func (j *job) sumComplete() {
 		if errors.As(err, &sc) {
 			j.r.fail(fmt.Sprintf("%s %s; it is not in the checksum file", quote(j.src), sc.What))
 		} else {
-			j.r.fail(fmt.Sprintf("error reading %s: %s", quote(j.src), errText(err)))
+			j.r.fail(output.ErrorReading(j.src, err))
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -146,12 +147,12 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, ok bool) {
 		ex.st = &lst
 	case errors.Is(err, unix.ENOENT):
 		if strings.HasSuffix(j.dst, "/") {
-			j.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(unix.ENOTDIR)))
+			j.r.fail(output.CannotCreateRegularFile(j.dst, unix.ENOTDIR))
 			return ex, facts, false
 		}
 		ex.absent = true
 	default:
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(output.CannotStat(j.dst, err))
 		return ex, facts, false
 	}
 	return ex, facts, true
@@ -177,7 +178,7 @@ func (j *job) throughLink(ex *destInfo, facts *destFacts) (ok bool) {
 		ex.shownDir = filepath.Dir(ex.path)
 	}
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		j.r.fail(output.CannotStat(dst, err))
 		return false
 	}
 	ex.st = &st
@@ -195,7 +196,7 @@ func (j *job) throughDangling(ex *destInfo) (ok bool) {
 		j.r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
 		return false
 	case err != nil:
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		j.r.fail(output.CannotStat(dst, err))
 		return false
 	}
 	ex.path, ex.in = target, nil

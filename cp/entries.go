@@ -25,7 +25,7 @@ func (j *job) copySymlink() {
 	link, err := readlinkat(j.sd.Fd(), e.name)
 	if err != nil {
 		if _, ok := j.checkDest(false); ok {
-			j.r.fail(fmt.Sprintf("cannot read symbolic link %s: %s", quote(j.src), errText(err)))
+			j.r.fail(output.CannotReadSymbolicLink(j.src, err))
 		}
 		return
 	}
@@ -81,7 +81,7 @@ func (j *job) copySpecial() {
 func (j *job) makeHardLink(first *linkFirst) {
 	fd, err := first.dir.Get()
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(joinPath(first.dir.Path(), first.name)), errText(err)))
+		j.r.fail(output.CannotStat(joinPath(first.dir.Path(), first.name), err))
 		return
 	}
 	defer first.dir.Put()
@@ -90,7 +90,7 @@ func (j *job) makeHardLink(first *linkFirst) {
 		err = fsdir.ErrReplaced
 	}
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot stat %s: %s", quote(fd.Join(first.name)), errText(err)))
+		j.r.fail(output.CannotStat(fd.Join(first.name), err))
 		return
 	}
 	if dst0, err := j.dd.Stat(j.name, false); err == nil && idOf(&dst0) == idOf(&fst) {

@@ -3,8 +3,9 @@
 package cp
 
 import (
-	"fmt"
 	"sync/atomic"
+
+	"fastcp/output"
 )
 
 // job is the copy of one entry: SOURCE (e, in p's source directory) to
@@ -49,13 +50,13 @@ func (j *job) open() bool {
 	p := j.p
 	sd, err := p.srcN.Get()
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot access %s: %s", quote(p.srcN.Path()), errText(err)))
+		j.r.fail(output.CannotAccess(p.srcN.Path(), err))
 		return false
 	}
 	dd, err := p.dstN.Get()
 	if err != nil {
 		p.srcN.Put()
-		j.r.fail(fmt.Sprintf("cannot access %s: %s", quote(p.dstN.Path()), errText(err)))
+		j.r.fail(output.CannotAccess(p.dstN.Path(), err))
 		return false
 	}
 	j.sd, j.dd = sd, dd

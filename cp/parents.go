@@ -13,6 +13,7 @@ import (
 	"fastcp/durability"
 	"fastcp/flags"
 	"fastcp/internal/fsdir"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,7 +88,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		err = unix.ENOTDIR
 	}
 	if err != nil {
-		r.fail(fmt.Sprintf("failed to get attributes of %s: %s", quote(srcDir), errText(unwrapPath(err))))
+		r.fail(output.FailedToGetAttributes(srcDir, unwrapPath(err)))
 		return nil, false
 	}
 	// fstatat following, as cp's stat: a symlink to a directory in DEST
@@ -100,12 +101,12 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
 		return nil, false
 	case err != unix.ENOENT:
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dstDir), errText(err)))
+		r.fail(output.CannotStat(dstDir, err))
 		return nil, false
 	}
 	made, err := in.Mkdir(base)
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(err)))
+		r.fail(output.CannotMakeDirectory(dstDir, err))
 		return nil, false
 	}
 	if !made {
@@ -116,7 +117,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	}
 	d, err := in.OpenDir(base, false)
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+		r.fail(output.CannotOpenDirectory(dstDir, err))
 		return nil, false
 	}
 	a.session.DirCreated(d.Fd())
@@ -137,10 +138,10 @@ func (a *app) parentThere(r *record, srcDir string, in *dir, base, dstDir string
 	d, err := in.OpenDir(base, follow)
 	switch {
 	case err != nil && !follow:
-		r.fail(fmt.Sprintf("cannot make directory %s: %s", quote(dstDir), errText(fsdir.Raced(err))))
+		r.fail(output.CannotMakeDirectory(dstDir, fsdir.Raced(err)))
 		return nil, false
 	case err != nil:
-		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dstDir), errText(err)))
+		r.fail(output.CannotOpenDirectory(dstDir, err))
 		return nil, false
 	}
 	if a.opts.Preserve.Any() {
@@ -176,7 +177,7 @@ func (a *app) finishParents() {
 			in.Added()
 		}
 		if err := in.Finished(a.opts.Sync, d.in.Fd(), false); err != nil {
-			r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(filepath.Dir(d.dst)), errText(err)))
+			r.fail(output.FsyncFailed(filepath.Dir(d.dst), err))
 		}
 		d.dir.Release()
 		d.in.Release()

@@ -88,7 +88,7 @@ func (c *fileCopy) continuePartial(dopts durability.Options) bool {
 	keep, cloned, err := c.keepPrefix(d, fd, st)
 	if err != nil {
 		d.Abort()
-		c.r.fail(fmt.Sprintf("error reading %s: %s", quote(c.dst), errText(err)))
+		c.r.fail(output.ErrorReading(c.dst, err))
 		return false
 	}
 	if keep == 0 {

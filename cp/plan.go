@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"fastcp/flags"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,7 +65,7 @@ func (a *app) makePlan() *plan {
 				err = unix.ENOTDIR
 			}
 			if err != nil {
-				p.fail = fmt.Sprintf("target directory %s: %s", quote(t), errText(err))
+				p.fail = output.TargetDirectory(t, err)
 				return p
 			}
 		}
@@ -77,10 +78,10 @@ func (a *app) makePlan() *plan {
 		case err == nil && fi.IsDir():
 			intoDir = true
 		case len(sources) > 1 && err != nil:
-			p.fail = fmt.Sprintf("target %s: %s", quote(target), errText(err))
+			p.fail = output.Target(target, err)
 			return p
 		case len(sources) > 1:
-			p.fail = fmt.Sprintf("target %s: %s", quote(target), errText(unix.ENOTDIR))
+			p.fail = output.Target(target, unix.ENOTDIR)
 			return p
 		}
 	}

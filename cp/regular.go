@@ -9,7 +9,6 @@ package cp
 
 import (
 	"errors"
-	"fastcp/internal/fsdir"
 	"fmt"
 	"hash"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"fastcp/checksum"
 	"fastcp/copier"
 	"fastcp/durability"
+	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"fastcp/output"
 
@@ -143,7 +143,7 @@ func (j *job) startCopy() (c *fileCopy, kept bool) {
 	}
 	removes := ex.backup != "" || ex.st != nil && unlinksFirst(o, &j.e.st, ex.st)
 	if sourceThroughDest(j.src, entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st, removes) {
-		j.r.fail(fmt.Sprintf("cannot open %s for reading: %s", quote(j.src), errText(unix.ENOENT)))
+		j.r.fail(output.CannotOpenForReading(j.src, unix.ENOENT))
 		return nil, false
 	}
 	return c, false
@@ -451,14 +451,14 @@ func (c *fileCopy) classify() {
 func (c *fileCopy) openDest() bool {
 	ex, dst := &c.ex, c.dst
 	if c.dd.Err() != nil {
-		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(c.dd.Err())))
+		c.r.fail(output.CannotCreateRegularFile(dst, c.dd.Err()))
 		return false
 	}
 	if ex.st != nil && isRegular(ex.st) && !c.inPlace && c.a.swaps.active(ex.st) {
 		// The kernel refuses to rename over a swap file in use, but only
 		// after the whole copy was written; writing it in place fails at
 		// once with ETXTBSY, which is what cp reports.
-		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(unix.ETXTBSY)))
+		c.r.fail(output.CannotCreateRegularFile(dst, unix.ETXTBSY))
 		return false
 	}
 	dopts := c.destOptions()
@@ -489,7 +489,7 @@ func (c *fileCopy) openDest() bool {
 				quote(ex.shownDir), quote(dst), errText(err), quote(dst)))
 			return false
 		}
-		c.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(dst), errText(err)))
+		c.r.fail(output.CannotCreateRegularFile(dst, err))
 		return false
 	}
 	c.reportLeftovers(dst, c.dest.Leftovers())
@@ -814,11 +814,11 @@ func (j *job) openSource() (*sysx.File, unix.Stat_t, error) {
 	}
 	fd, err := openat(d.Fd(), e.name, flags, 0)
 	if err != nil {
-		return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+		return nil, st, errors.New(output.CannotOpenForReading(src, err))
 	}
 	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
 		unix.Close(fd)
-		return nil, st, fmt.Errorf("cannot fstat %s: %s", quote(src), errText(err))
+		return nil, st, errors.New(output.CannotFstat(src, err))
 	}
 	if idOf(&st) != idOf(&e.st) {
 		unix.Close(fd)
@@ -832,7 +832,7 @@ func (j *job) openSource() (*sysx.File, unix.Stat_t, error) {
 		// one call.
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 			unix.Close(fd)
-			return nil, st, fmt.Errorf("cannot open %s for reading: %s", quote(src), errText(err))
+			return nil, st, errors.New(output.CannotOpenForReading(src, err))
 		}
 	}
 	return sysx.NewFile(fd, src), st, nil
@@ -922,7 +922,7 @@ func (j *job) attributesOnly(srcF *sysx.File, path string) bool {
 	// (dir.at): not a link that replaced it since.
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		j.r.fail(fmt.Sprintf("cannot create regular file %s: %s", quote(j.dst), errText(err)))
+		j.r.fail(output.CannotCreateRegularFile(j.dst, err))
 		return false
 	}
 	defer unix.Close(fd)

@@ -4,7 +4,6 @@ package cp
 
 import (
 	"errors"
-	"fastcp/internal/fsdir"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"fastcp/output"
 
@@ -179,7 +179,7 @@ func openOperandDir(path string) *dir {
 // entry is one (nil where it was not made).
 func (a *app) copyEntries(sides []side, e *entry, src string) []*dirCopy {
 	if e.statErr != nil {
-		a.seq.emit(true, fmt.Sprintf("cannot stat %s: %s", quote(src), errText(e.statErr)))
+		a.seq.emit(true, output.CannotStat(src, e.statErr))
 		return nil
 	}
 	st := &e.st
@@ -323,7 +323,7 @@ func (a *app) copyDirs(js []*job) []*dirCopy {
 		names[k] = "" // copied: let go of it
 		kid, err := a.lookAt(lead, name, near())
 		if err != nil {
-			a.seq.emit(true, fmt.Sprintf("cannot access %s: %s", quote(lead.srcPath), errText(err)))
+			a.seq.emit(true, output.CannotAccess(lead.srcPath, err))
 			break
 		}
 		sides, at = sides[:0], at[:0]
@@ -444,7 +444,7 @@ func (a *app) openDirCopies(js []*job) ([]*dirCopy, []string) {
 		}
 	}
 	if listErr != nil {
-		r.fail(fmt.Sprintf("cannot access %s: %s", quote(src), errText(listErr)))
+		r.fail(output.CannotAccess(src, listErr))
 		quiet()
 	}
 	slices.Sort(names)
@@ -500,7 +500,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	a, r, p, name, src, dst := j.a, j.r, j.p, j.name, j.src, j.dst
 	pd, err := p.dstN.Get()
 	if err != nil {
-		r.fail(fmt.Sprintf("cannot access %s: %s", quote(p.dstN.Path()), errText(err)))
+		r.fail(output.CannotAccess(p.dstN.Path(), err))
 		return false
 	}
 	defer p.dstN.Put()
@@ -528,7 +528,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		// copyable).
 		made, err := pd.Mkdir(name)
 		if err != nil {
-			r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(err)))
+			r.fail(output.CannotCreateDirectory(dst, err))
 			return false
 		}
 		if !made {
@@ -544,16 +544,16 @@ func (j *job) openDestDir(d *dirCopy) bool {
 			r.out(output.Copying(src, dst))
 		}
 	case err != nil:
-		r.fail(fmt.Sprintf("cannot stat %s: %s", quote(dst), errText(err)))
+		r.fail(output.CannotStat(dst, err))
 		return false
 	}
 	dd, dst1, err := pd.OpenReadable(name, follow)
 	switch {
 	case err != nil && raced:
-		r.fail(fmt.Sprintf("cannot create directory %s: %s", quote(dst), errText(fsdir.Raced(err))))
+		r.fail(output.CannotCreateDirectory(dst, fsdir.Raced(err)))
 		return false
 	case err != nil:
-		r.fail(fmt.Sprintf("cannot open directory %s: %s", quote(dst), errText(err)))
+		r.fail(output.CannotOpenDirectory(dst, err))
 		return false
 	case !d.made && idOf(&dst1) == idOf(&d.e.st):
 		// The look above was at another entry than the one opened.
@@ -603,7 +603,7 @@ func (a *app) finishDir(d *dirCopy, near *dirCopy) {
 	dd, err := d.dstN.GetNear(nearDst)
 	switch {
 	case err != nil:
-		r.fail(fmt.Sprintf("cannot access %s: %s", quote(d.dstN.Path()), errText(err)))
+		r.fail(output.CannotAccess(d.dstN.Path(), err))
 	default:
 		if d.e != nil {
 			if err := a.setDirAttrs(d, nearSrc, dd); err != nil {
@@ -613,7 +613,7 @@ func (a *app) finishDir(d *dirCopy, near *dirCopy) {
 		// durability decides whether the directory is fsynced (--sync).
 		if dd.Err() == nil {
 			if err := d.dirSync.Finished(a.opts.Sync, dd.Fd(), d.e != nil); err != nil {
-				r.fail(fmt.Sprintf("fsync failed for %s: %s", quote(dd.Path()), errText(err)))
+				r.fail(output.FsyncFailed(dd.Path(), err))
 			}
 			if d.made && a.created == nil {
 				// Nothing more is made in it (with one SOURCE: several

@@ -213,11 +213,11 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 	if errors.As(err, &de) {
 		switch de.Op {
 		case durability.OpRename:
-			return fmt.Sprintf("cannot replace %s: %s", Quote(dst), ErrText(de.Err))
+			return CannotReplace(dst, de.Err)
 		case durability.OpCreate:
-			return fmt.Sprintf("cannot create regular file %s: %s", Quote(dst), ErrText(de.Err))
+			return CannotCreateRegularFile(dst, de.Err)
 		case durability.OpClose:
-			return fmt.Sprintf("failed to close %s: %s", Quote(dst), ErrText(de.Err))
+			return FailedToClose(dst, de.Err)
 		case durability.OpFsyncDir:
 			return fmt.Sprintf("fsync failed for the directory of %s: %s; %s is the new copy, but its name may not survive a power cut",
 				Quote(dst), ErrText(de.Err), Quote(dst))
@@ -245,11 +245,11 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 		}
 		switch side {
 		case copier.SideRead:
-			return fmt.Sprintf("error reading %s: %s", Quote(src), ErrText(ce.Err))
+			return ErrorReading(src, ce.Err)
 		case copier.SideWrite:
-			return fmt.Sprintf("error writing %s: %s", Quote(dst), ErrText(ce.Err))
+			return ErrorWriting(dst, ce.Err)
 		}
-		return fmt.Sprintf("error copying %s to %s: %s", Quote(src), Quote(dst), ErrText(ce.Err))
+		return ErrorCopying(src, dst, ce.Err)
 	}
 	if we := (*Worded)(nil); errors.As(err, &we) {
 		return we.Msg
@@ -257,7 +257,7 @@ func CopyError(src, dst string, err error, reflinkAlways bool) string {
 	if sc := (*SourceChanged)(nil); errors.As(err, &sc) {
 		return fmt.Sprintf("%s %s; %s was not replaced", Quote(src), sc.What, Quote(dst))
 	}
-	return fmt.Sprintf("error copying %s to %s: %s", Quote(src), Quote(dst), ErrText(err))
+	return ErrorCopying(src, dst, err)
 }
 
 // EntryError words a failure to create dst (what: "cannot create symbolic
