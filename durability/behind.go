@@ -18,6 +18,7 @@ import (
 // written (Written), so it reads cached pages instead of competing with the
 // copy for the device; at Commit it reads whatever is left to the end.
 type sourceSums struct {
+	sys   *sysCalls
 	src   sysx.Descriptor
 	cache *sourceCache // --nocache: drops what the copy brought in; nil: nothing
 	mark  atomic.Int64 // the end of what the copy wrote so far
@@ -27,8 +28,8 @@ type sourceSums struct {
 	done  chan sums
 }
 
-func startSourceSums(src sysx.Descriptor, cache *sourceCache) *sourceSums {
-	s := &sourceSums{src: src, cache: cache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
+func startSourceSums(sys *sysCalls, src sysx.Descriptor, cache *sourceCache) *sourceSums {
+	s := &sourceSums{sys: sys, src: src, cache: cache, wake: make(chan struct{}, 1), done: make(chan sums, 1)}
 	go s.run()
 	return s
 }
@@ -67,7 +68,7 @@ func (s *sourceSums) run() {
 	defer runtime.KeepAlive(s.src)
 	fd := int(s.src.Fd())
 	buf := make([]byte, verifyChunk)
-	holes := newHoleMap(fd)
+	holes := s.sys.newHoleMap(fd)
 	defer holes.close()
 	var r sums
 	for {

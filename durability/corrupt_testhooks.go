@@ -21,7 +21,7 @@ import (
 const CorruptEnv = "FASTCP_TEST_CORRUPT_BEFORE_VERIFY"
 
 func init() {
-	beforeVerify = func(dirfd int, name string) error {
+	defaultSys.beforeVerify = func(dirfd int, name string) error {
 		off := os.Getenv(CorruptEnv)
 		if off == "" {
 			return nil

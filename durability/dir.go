@@ -26,6 +26,7 @@ import "sync/atomic"
 // added to. Added may be called from several goroutines.
 type DirSync struct {
 	added atomic.Bool
+	sys   *sysCalls // nil: the real calls (sys.go); a test's own
 }
 
 // Added reports a new entry in the directory that durability did not make
@@ -39,5 +40,9 @@ func (d *DirSync) Finished(mode SyncMode, fd int, copied bool) error {
 	if mode == SyncNone || !(copied || d.added.Load()) {
 		return nil
 	}
-	return ignoringEINTR(func() error { return fsync(fd) })
+	sys := d.sys
+	if sys == nil {
+		sys = &defaultSys
+	}
+	return ignoringEINTR(func() error { return sys.fsync(fd) })
 }

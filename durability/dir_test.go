@@ -13,10 +13,10 @@ import (
 // with --sync=none; otherwise for a copied directory, or one that got an
 // entry durability did not sync; never for an untouched DEST directory.
 func TestDirSyncRule(t *testing.T) {
+	t.Parallel()
 	var synced []int
-	old := fsync
-	fsync = func(fd int) error { synced = append(synced, fd); return nil }
-	defer func() { fsync = old }()
+	sys := testSys()
+	sys.fsync = func(fd int) error { synced = append(synced, fd); return nil }
 	for _, tc := range []struct {
 		mode          SyncMode
 		copied, added bool
@@ -30,7 +30,7 @@ func TestDirSyncRule(t *testing.T) {
 		{SyncODSync, false, true, true},
 	} {
 		synced = nil
-		var d DirSync
+		d := DirSync{sys: sys}
 		if tc.added {
 			d.Added()
 		}
@@ -43,8 +43,8 @@ func TestDirSyncRule(t *testing.T) {
 	}
 	// A failed fsync is returned, once.
 	calls := 0
-	fsync = func(int) error { calls++; return unix.EIO }
-	var d DirSync
+	sys.fsync = func(int) error { calls++; return unix.EIO }
+	d := DirSync{sys: sys}
 	if err := d.Finished(SyncData, 42, true); !errors.Is(err, unix.EIO) || calls != 1 {
 		t.Errorf("failed fsync: err %v after %d calls, want EIO after 1", err, calls)
 	}

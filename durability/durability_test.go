@@ -26,6 +26,7 @@ import (
 // short strings: "start OFF+N", "wait OFF+N", "fdatasync file", "fsync
 // file", "fsync dir", "close", "rename", "opendir DIR", "dontneed".
 type calls struct {
+	sys   *sysCalls  // the recorders, for the destinations of the test
 	mu    sync.Mutex // background flushes log from their goroutine
 	log   []string
 	fd    int   // the destination's descriptor, set by createRecorded
@@ -55,34 +56,32 @@ func (c *calls) filter(prefixes ...string) []string {
 	return out
 }
 
-// record replaces the package's system call variables with recorders that
-// log and then make the real call; a test then replaces single ones to
-// inject failures. Everything is restored when the test ends.
+// testSys returns system calls of a test's own for its destinations
+// (Options.sys), the real ones until it replaces some: tests that replace
+// calls run side by side.
+func testSys() *sysCalls {
+	s := defaultSys
+	return &s
+}
+
+// record returns system calls (c.sys) that log and then make the real
+// call, for the test's destinations (createRecorded, or Options.sys); a
+// test then replaces single ones to inject failures.
 func record(t *testing.T) *calls {
 	t.Helper()
-	c := &calls{fd: -1, dirFd: -1}
-	saved := []func(){}
-	save := func(restore func()) { saved = append(saved, restore) }
-	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident, oDup :=
-		fsync, fdatasync, syncFileRange, fadvise, renameat, closeFile, openDir, openFile, resident, dupFd
-	save(func() {
-		fsync, fdatasync, syncFileRange, fadvise, renameat, closeFile, openDir, openFile, resident, dupFd =
-			oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oOpenFile, oResident, oDup
-	})
-	t.Cleanup(func() {
-		for _, f := range saved {
-			f()
-		}
-	})
-	fsync = func(fd int) error {
+	c := &calls{sys: testSys(), fd: -1, dirFd: -1}
+	s := c.sys
+	oFsync, oFdatasync, oSFR, oFadvise, oRename, oClose, oOpenDir, oDup :=
+		s.fsync, s.fdatasync, s.syncFileRange, s.fadvise, s.renameat, s.closeFile, s.openDir, s.dupFd
+	s.fsync = func(fd int) error {
 		c.add("fsync " + c.what(fd))
 		return oFsync(fd)
 	}
-	fdatasync = func(fd int) error {
+	s.fdatasync = func(fd int) error {
 		c.add("fdatasync " + c.what(fd))
 		return oFdatasync(fd)
 	}
-	syncFileRange = func(fd int, off, n int64, flags int) error {
+	s.syncFileRange = func(fd int, off, n int64, flags int) error {
 		kind := "start"
 		if flags == sfrWait {
 			kind = "wait"
@@ -92,17 +91,17 @@ func record(t *testing.T) *calls {
 		c.add(fmt.Sprintf("%s %d+%d", kind, off, n))
 		return oSFR(fd, off, n, flags)
 	}
-	fadvise = func(fd int, off, n int64, advice int) error {
+	s.fadvise = func(fd int, off, n int64, advice int) error {
 		if advice == unix.FADV_DONTNEED {
 			c.add(fmt.Sprintf("dontneed %s %d+%d", c.what(fd), off, n))
 		}
 		return oFadvise(fd, off, n, advice)
 	}
-	renameat = func(fromDir int, from string, toDir int, to string) error {
+	s.renameat = func(fromDir int, from string, toDir int, to string) error {
 		c.add("rename")
 		return oRename(fromDir, from, toDir, to)
 	}
-	dupFd = func(fd int) (int, error) {
+	s.dupFd = func(fd int) (int, error) {
 		dup, err := oDup(fd)
 		if err == nil && fd == c.fd {
 			c.mu.Lock()
@@ -111,11 +110,11 @@ func record(t *testing.T) *calls {
 		}
 		return dup, err
 	}
-	closeFile = func(f *sysx.File) error {
+	s.closeFile = func(f *sysx.File) error {
 		c.add("close")
 		return oClose(f)
 	}
-	openDir = func(path string) (int, error) {
+	s.openDir = func(path string) (int, error) {
 		fd, err := oOpenDir(path)
 		c.dirFd = fd
 		c.add("opendir " + path)
@@ -175,6 +174,7 @@ func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
 // destination's descriptor.
 func createRecorded(t *testing.T, c *calls, path string, o Options) *Destination {
 	t.Helper()
+	o.sys = c.sys
 	d, err := Create(fsdir.Cwd, path, o)
 	if err != nil {
 		t.Fatal(err)
@@ -278,9 +278,11 @@ func TestOpenFlagsSetAtOpen(t *testing.T) {
 }
 
 func TestCommitOrder(t *testing.T) {
+	t.Parallel()
 	data := randomData(3<<20 + 123)
 	for _, m := range SyncModes() {
 		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
 			c := record(t)
 			d := createRecorded(t, c, dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
@@ -324,9 +326,10 @@ func equal(a, b []string) bool {
 }
 
 func TestWrittenWindowsAndHoles(t *testing.T) {
+	t.Parallel()
 	dir, dest, _ := setup(t, nil)
 	c := record(t)
-	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 2, FlushEvery: -1})
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 2, FlushEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,9 +352,10 @@ func TestWrittenWindowsAndHoles(t *testing.T) {
 }
 
 func TestNoPipelineWithoutSyncOrNoCache(t *testing.T) {
+	t.Parallel()
 	_, dest, src := setup(t, nil)
 	c := record(t)
-	d, err := Create(fsdir.Cwd, dest, Options{})
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,9 +369,11 @@ func TestNoPipelineWithoutSyncOrNoCache(t *testing.T) {
 }
 
 func TestFlushErrorIsFinal(t *testing.T) {
+	t.Parallel()
 	data := randomData(1 << 20)
 	for _, m := range []SyncMode{SyncData, SyncFull, SyncOSync, SyncODSync} {
 		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
 			c := record(t)
 			flushes := 0
@@ -377,9 +383,9 @@ func TestFlushErrorIsFinal(t *testing.T) {
 				return unix.EIO
 			}
 			if m.FlushOp() == "fsync" {
-				fsync = fail
+				c.sys.fsync = fail
 			} else {
-				fdatasync = fail
+				c.sys.fdatasync = fail
 			}
 			d := createRecorded(t, c, dest, Options{Sync: m})
 			temp := d.TempPath()
@@ -405,11 +411,12 @@ func TestFlushErrorIsFinal(t *testing.T) {
 }
 
 func TestSyncFileRangeErrorIsFinal(t *testing.T) {
+	t.Parallel()
 	data := randomData(4 << 20)
 	dir, dest, src := setup(t, data)
 	c := record(t)
-	real := syncFileRange
-	syncFileRange = func(fd int, off, n int64, flags int) error {
+	real := c.sys.syncFileRange
+	c.sys.syncFileRange = func(fd int, off, n int64, flags int) error {
 		if flags == sfrWait {
 			// The wait reports the failed write-out and advances the
 			// file's error cursor: the fdatasync would then return 0.
@@ -432,6 +439,7 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 }
 
 func TestBackgroundFlushes(t *testing.T) {
+	t.Parallel()
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)
 	c := record(t)
@@ -461,11 +469,12 @@ func TestBackgroundFlushes(t *testing.T) {
 }
 
 func TestBackgroundFlushErrorIsFinal(t *testing.T) {
+	t.Parallel()
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)
 	c := record(t)
 	var n atomic.Int32
-	fdatasync = func(fd int) error {
+	c.sys.fdatasync = func(fd int) error {
 		n.Add(1)
 		return unix.EIO
 	}
@@ -474,7 +483,7 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 	err := d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "fdatasync" || !errors.Is(err, unix.EIO) {
-		t.Fatalf("Commit: %v, want Error{Op: fdatasync, Err: EIO}", err)
+		t.Fatalf("Commit: %v, want Error{Op: c.sys.fdatasync, Err: EIO}", err)
 	}
 	if n.Load() != 1 {
 		t.Errorf("fdatasync called %d times: after the failed one, never again", n.Load())
@@ -487,13 +496,15 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 }
 
 func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
+	t.Parallel()
 	data := randomData(4 << 20)
 	for _, errno := range []syscall.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP, unix.ESPIPE} {
 		t.Run(errno.Error(), func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
 			c := record(t)
 			n := 0
-			syncFileRange = func(int, int64, int64, int) error { n++; return errno }
+			c.sys.syncFileRange = func(int, int64, int64, int) error { n++; return errno }
 			d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20})
 			copyInto(t, d, data, 512<<10)
 			if err := d.Commit(src); err != nil {
@@ -518,14 +529,15 @@ func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 }
 
 func TestCloseError(t *testing.T) {
+	t.Parallel()
 	dir, dest, src := setup(t, []byte("new"))
 	c := record(t)
-	real := closeFile
-	closeFile = func(f *sysx.File) error {
+	real := c.sys.closeFile
+	c.sys.closeFile = func(f *sysx.File) error {
 		real(f)
 		return &os.PathError{Op: "close", Path: f.Name(), Err: unix.EIO}
 	}
-	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData})
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Sync: SyncData})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,10 +556,11 @@ func TestCloseError(t *testing.T) {
 }
 
 func TestRenameError(t *testing.T) {
+	t.Parallel()
 	dir, dest, src := setup(t, []byte("new"))
-	record(t)
-	renameat = func(int, string, int, string) error { return unix.EXDEV }
-	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncFull})
+	c := record(t)
+	c.sys.renameat = func(int, string, int, string) error { return unix.EXDEV }
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Sync: SyncFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,16 +575,17 @@ func TestRenameError(t *testing.T) {
 }
 
 func TestDirSyncError(t *testing.T) {
+	t.Parallel()
 	dir, dest, src := setup(t, []byte("new"))
 	c := record(t)
-	real := fsync
-	fsync = func(fd int) error {
+	real := c.sys.fsync
+	c.sys.fsync = func(fd int) error {
 		if fd == c.dirFd {
 			return unix.EIO
 		}
 		return real(fd)
 	}
-	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncFull})
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Sync: SyncFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +593,7 @@ func TestDirSyncError(t *testing.T) {
 	err = d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "fsync directory" || !errors.Is(err, unix.EIO) || !Committed(err) {
-		t.Fatalf("Commit: %v, want Error{Op: fsync directory}, committed", err)
+		t.Fatalf("Commit: %v, want Error{Op: c.sys.fsync directory}, committed", err)
 	}
 	// The rename happened before: DEST is the new file, only its
 	// durability is in doubt, and that is what the error says.
@@ -590,9 +604,10 @@ func TestDirSyncError(t *testing.T) {
 }
 
 func TestAbort(t *testing.T) {
+	t.Parallel()
 	dir, dest, _ := setup(t, nil)
-	record(t)
-	d, err := Create(fsdir.Cwd, dest, Options{Sync: SyncData})
+	c := record(t)
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Sync: SyncData})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,6 +623,7 @@ func TestAbort(t *testing.T) {
 }
 
 func TestInPlaceKeepsInodeAndSyncs(t *testing.T) {
+	t.Parallel()
 	data := randomData(2 << 20)
 	dir, dest, src := setup(t, data)
 	link := filepath.Join(dir, "link")
@@ -642,6 +658,7 @@ func TestInPlaceKeepsInodeAndSyncs(t *testing.T) {
 }
 
 func TestFIFODestinationIsNotFlushed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
@@ -654,7 +671,7 @@ func TestFIFODestinationIsNotFlushed(t *testing.T) {
 	}
 	defer r.Close()
 	c := record(t)
-	d, err := Create(fsdir.Cwd, fifo, Options{InPlace: true, Sync: SyncFull, NoCache: true})
+	d, err := Create(fsdir.Cwd, fifo, Options{sys: c.sys, InPlace: true, Sync: SyncFull, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -732,9 +749,11 @@ func copyFrom(t *testing.T, d *Destination, src *os.File, chunk int) {
 }
 
 func TestNoCacheDropsBehind(t *testing.T) {
+	t.Parallel()
 	data := randomData(48 << 20)
 	for _, m := range []SyncMode{SyncNone, SyncData} {
 		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
 			if onTmpfs(t, dir) {
 				t.Skip("tmpfs pages are the file: nothing to drop")
@@ -778,15 +797,13 @@ func TestNoCacheDropsBehind(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	data := randomData(9<<20 + 4321)
 	dir, dest, src := setup(t, data)
-	d, err := Create(fsdir.Cwd, dest, Options{Verify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyInto(t, d, data, 1<<20)
 	c := record(t)
-	c.fd = d.fd
+	d := createRecorded(t, c, dest, Options{Verify: true})
+	copyInto(t, d, data, 1<<20)
+	c.log = nil // the calls of Commit
 	if err := d.Commit(src); err != nil {
 		t.Fatal(err)
 	}
@@ -804,27 +821,29 @@ func TestVerify(t *testing.T) {
 }
 
 func TestVerifyCatchesCorruption(t *testing.T) {
+	t.Parallel()
 	data := randomData(9<<20 + 4321)
 	for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
 		t.Run(how, func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
+			sys := testSys()
 			if how != ReadEvicted {
-				record(t)
 				// Pages that will not leave the cache (a process maps
 				// the file): the read-back must go past the cache.
-				resident = func(int) (int64, error) { return 4096, nil }
+				sys.resident = func(int) (int64, error) { return 4096, nil }
 			}
 			if how == ReadPageCache {
-				real := openFile
-				openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
+				real := sys.openFile
+				sys.openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
 					if flags&unix.O_DIRECT != 0 {
 						return -1, unix.EINVAL // as on a filesystem without O_DIRECT
 					}
 					return real(dirfd, p, flags, mode)
 				}
 			}
-			corruptBeforeVerify(t, 5<<20+17)
-			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData})
+			corruptBeforeVerify(sys, 5<<20+17)
+			d, err := Create(fsdir.Cwd, dest, Options{sys: sys, Verify: true, Sync: SyncData})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -850,22 +869,23 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 // time: a name swapped meanwhile for another file, even one holding the
 // same bytes, is not read in its place, and DEST is not replaced.
 func TestVerifyDirectReopenIsTheSameFile(t *testing.T) {
+	t.Parallel()
 	data := randomData(3 << 20)
 	dir, dest, src := setup(t, data)
 	other := filepath.Join(dir, "other")
 	if err := os.WriteFile(other, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	record(t)
-	resident = func(int) (int64, error) { return 4096, nil }
-	real := openFile
-	openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
+	c := record(t)
+	c.sys.resident = func(int) (int64, error) { return 4096, nil }
+	real := c.sys.openFile
+	c.sys.openFile = func(dirfd int, p string, flags int, mode uint32) (int, error) {
 		if flags&unix.O_DIRECT != 0 {
 			return real(unix.AT_FDCWD, other, flags, mode)
 		}
 		return real(dirfd, p, flags, mode)
 	}
-	d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Named: true})
+	d, err := Create(fsdir.Cwd, dest, Options{sys: c.sys, Verify: true, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -880,6 +900,7 @@ func TestVerifyDirectReopenIsTheSameFile(t *testing.T) {
 }
 
 func TestVerifyEvictsBeforeReading(t *testing.T) {
+	t.Parallel()
 	data := randomData(8 << 20)
 	dir, dest, src := setup(t, data)
 	if onTmpfs(t, dir) {
@@ -887,8 +908,8 @@ func TestVerifyEvictsBeforeReading(t *testing.T) {
 	}
 	c := record(t)
 	var cachedAtRead int64 = -1
-	real := resident
-	resident = func(fd int) (int64, error) {
+	real := c.sys.resident
+	c.sys.resident = func(fd int) (int64, error) {
 		n, err := real(fd)
 		cachedAtRead = n
 		return n, err
@@ -965,14 +986,17 @@ func TestEvict(t *testing.T) {
 }
 
 func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
+	t.Parallel()
 	data := randomData(13<<20 + 99)
 	for _, corrupt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("corrupt=%v", corrupt), func(t *testing.T) {
+			t.Parallel()
 			dir, dest, src := setup(t, data)
+			sys := testSys()
 			if corrupt {
-				corruptBeforeVerify(t, int64(len(data)-1))
+				corruptBeforeVerify(sys, int64(len(data)-1))
 			}
-			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src})
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src, sys: sys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1013,6 +1037,7 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 // By default background flushes run only for a source that cachestat finds
 // in the page cache; an explicit FlushEvery wins either way.
 func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srcPath := filepath.Join(dir, "src")
 	if err := os.WriteFile(srcPath, randomData(4<<20), 0o644); err != nil {
@@ -1025,9 +1050,9 @@ func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
 	defer src.Close()
 	interval := func(o Options, stat func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error) int64 {
 		t.Helper()
-		defer func(old func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error) { cachestat = old }(cachestat)
+		o.sys = testSys()
 		if stat != nil {
-			cachestat = stat
+			o.sys.cachestat = stat
 		}
 		d, err := Create(fsdir.Cwd, filepath.Join(dir, "dst"), o)
 		if err != nil {
@@ -1073,13 +1098,13 @@ func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
 	// The real call, where the kernel has it: a file just written is cached,
 	// and no longer after Evict.
 	if err := unix.Cachestat(uint(src.Fd()), &unix.CachestatRange{Len: 4 << 20}, &unix.Cachestat_t{}, 0); err == nil && !onTmpfs(t, dir) {
-		if !sourceCached(int(src.Fd())) {
+		if !defaultSys.sourceCached(int(src.Fd())) {
 			t.Error("a file just written is not reported cached")
 		}
 		if err := Evict(src); err != nil {
 			t.Fatal(err)
 		}
-		if sourceCached(int(src.Fd())) {
+		if defaultSys.sourceCached(int(src.Fd())) {
 			t.Error("an evicted file is reported cached")
 		}
 	}
@@ -1087,9 +1112,8 @@ func TestBackgroundFlushesOnlyForACachedSource(t *testing.T) {
 
 // corruptBeforeVerify makes --verify find the byte at off of the
 // destination flipped on the device, as a bad disk would return it.
-func corruptBeforeVerify(t *testing.T, off int64) {
-	t.Helper()
-	beforeVerify = func(dirfd int, name string) error {
+func corruptBeforeVerify(sys *sysCalls, off int64) {
+	sys.beforeVerify = func(dirfd int, name string) error {
 		fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -1105,5 +1129,4 @@ func corruptBeforeVerify(t *testing.T, off int64) {
 		}
 		return unix.Fsync(fd)
 	}
-	t.Cleanup(func() { beforeVerify = nil })
 }

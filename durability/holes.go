@@ -31,12 +31,12 @@ type holeMap struct {
 // newHoleMap makes the hole map of the open regular file fd, or nil where
 // none can be made (not a regular file, no SEEK_DATA): every chunk is
 // then read.
-func newHoleMap(fd int) *holeMap {
+func (sys *sysCalls) newHoleMap(fd int) *holeMap {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Blocks*512 >= st.Size {
 		return nil // not sparse: nothing to skip
 	}
-	own, err := openFile(unix.AT_FDCWD, sysx.FdPath(fd, ""), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	own, err := sys.openFile(unix.AT_FDCWD, sysx.FdPath(fd, ""), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
@@ -87,11 +87,11 @@ var zeroChunkSum = sync.OnceValue(func() uint32 {
 // nil) one cachestat call, where mincore maps and walks every GiB of its
 // holes too (seconds for a file of a TiB); mincore where cachestat is
 // refused (before Linux 6.5).
-func residentIn(fd int, holes *holeMap) (int64, error) {
+func (sys *sysCalls) residentIn(fd int, holes *holeMap) (int64, error) {
 	if holes != nil {
-		if pages, err := cachestatPages(fd, holes.size); err == nil {
+		if pages, err := sys.cachestatPages(fd, holes.size); err == nil {
 			return pages * int64(os.Getpagesize()), nil
 		}
 	}
-	return resident(fd)
+	return sys.resident(fd)
 }

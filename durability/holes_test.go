@@ -52,10 +52,11 @@ func TestVerifySkipsHoles(t *testing.T) {
 				src.WriteAt(data, off)
 			}
 			src.Truncate(size)
+			sys := testSys()
 			if corrupt >= 0 {
-				corruptBeforeVerify(t, corrupt)
+				corruptBeforeVerify(sys, corrupt)
 			}
-			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src})
+			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Sync: SyncData, Source: src, sys: sys})
 			if err != nil {
 				t.Fatal(err)
 			}

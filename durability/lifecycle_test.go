@@ -150,12 +150,13 @@ func TestSessionInterrupt(t *testing.T) {
 // device it takes seconds): it returns, the temporary file is gone, and the
 // flush ends on its own descriptor.
 func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
+	t.Parallel()
 	data := randomData(4 << 20)
 	dir, dest, _ := setup(t, data)
 	c := record(t)
 	inFlush, release := make(chan struct{}, 8), make(chan struct{})
-	real := fdatasync
-	fdatasync = func(fd int) error {
+	real := c.sys.fdatasync
+	c.sys.fdatasync = func(fd int) error {
 		inFlush <- struct{}{}
 		<-release
 		return real(fd)
@@ -342,14 +343,15 @@ func TestReplace(t *testing.T) {
 // the unlinked file). The device here completes 100 MiB/s: sync_file_range's
 // wait sleeps as long as the window takes to write.
 func TestWritebackInFlightBoundedOnASlowDevice(t *testing.T) {
+	t.Parallel()
 	data := randomData(128 << 20)
 	_, dest, src := setup(t, data)
 	c := record(t)
 	const rate = 100 << 20 // bytes per second
 	var mu sync.Mutex
 	var inFlight, most int64
-	real := syncFileRange
-	syncFileRange = func(fd int, off, n int64, flags int) error {
+	real := c.sys.syncFileRange
+	c.sys.syncFileRange = func(fd int, off, n int64, flags int) error {
 		mu.Lock()
 		switch flags {
 		case sfrStart:

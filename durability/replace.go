@@ -31,7 +31,7 @@ type Entry struct {
 // is the entry made. When the first temporary name was taken, the
 // leftovers for DEST are swept as Create sweeps them, and returned.
 func Replace(s *Session, dir *fsdir.Dir, name string, create, finish func(Entry) error) ([]Leftover, error) {
-	in, base, _, err := entryIn(dir, name)
+	in, base, _, err := entryIn(&defaultSys, dir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func replaceIn(s *Session, dir *fsdir.Dir, base string, create, finish func(Entr
 	for i := 0; ; i++ {
 		ent := Entry{Dir: dir.Fd(), Name: filepath.Base(tempName(base, i == 0))}
 		ent.Path = shownIn(dir, ent.Name)
-		e, err := s.create(dir, ent.Name, func() (identity, error) {
+		e, err := s.create(&defaultSys, dir, ent.Name, func() (identity, error) {
 			if err := create(ent); err != nil {
 				return identity{}, err
 			}

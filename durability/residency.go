@@ -27,6 +27,7 @@ import (
 // truth. Such a source is not dropped at all: --nocache's auto strategy
 // reads it with O_DIRECT anyway (direct.go), which brings nothing in.
 type sourceCache struct {
+	sys  *sysCalls
 	src  sysx.Descriptor
 	mode cacheMode
 	// kept are the byte ranges that were cached before the copy,
@@ -58,8 +59,8 @@ var (
 )
 
 // newSourceCache records which of src's pages are in the page cache now.
-func newSourceCache(src sysx.Descriptor) *sourceCache {
-	c := &sourceCache{src: src, mode: dropNone}
+func newSourceCache(sys *sysCalls, src sysx.Descriptor) *sourceCache {
+	c := &sourceCache{sys: sys, src: src, mode: dropNone}
 	defer runtime.KeepAlive(src)
 	fd := int(src.Fd())
 	var st unix.Stat_t
@@ -74,7 +75,7 @@ func newSourceCache(src sysx.Descriptor) *sourceCache {
 	}
 	page := int64(os.Getpagesize())
 	pages := (st.Size + page - 1) / page
-	cached, err := cachestatPages(fd, st.Size)
+	cached, err := sys.cachestatPages(fd, st.Size)
 	switch {
 	case err == nil && cached == 0:
 		c.mode = dropAll
@@ -180,7 +181,7 @@ func (c *sourceCache) drop(off, n int64) {
 	defer runtime.KeepAlive(c.src)
 	fd := int(c.src.Fd())
 	if c.mode == dropAll {
-		fadvise(fd, off, n, unix.FADV_DONTNEED)
+		c.sys.fadvise(fd, off, n, unix.FADV_DONTNEED)
 		return
 	}
 	end := int64(-1) // to the end of the file
@@ -195,14 +196,14 @@ func (c *sourceCache) drop(off, n int64) {
 			continue
 		}
 		if k.off > off {
-			fadvise(fd, off, k.off-off, unix.FADV_DONTNEED)
+			c.sys.fadvise(fd, off, k.off-off, unix.FADV_DONTNEED)
 		}
 		off = k.off + k.n
 	}
 	switch {
 	case end < 0:
-		fadvise(fd, off, 0, unix.FADV_DONTNEED)
+		c.sys.fadvise(fd, off, 0, unix.FADV_DONTNEED)
 	case end > off:
-		fadvise(fd, off, end-off, unix.FADV_DONTNEED)
+		c.sys.fadvise(fd, off, end-off, unix.FADV_DONTNEED)
 	}
 }

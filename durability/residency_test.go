@@ -156,8 +156,8 @@ func recordSourceDrops(t *testing.T, src *os.File) (dropped func() []span) {
 var fadviseRecorders sync.Map // int -> func(off, n int64, advice int)
 
 func TestMain(m *testing.M) {
-	real := fadvise
-	fadvise = func(fd int, off, n int64, advice int) error {
+	real := defaultSys.fadvise
+	defaultSys.fadvise = func(fd int, off, n int64, advice int) error {
 		if r, ok := fadviseRecorders.Load(fd); ok {
 			r.(func(off, n int64, advice int))(off, n, advice)
 		}
@@ -233,9 +233,9 @@ func TestNoCacheResidencyUnknown(t *testing.T) {
 				t.Skip("tmpfs pages are the file: nothing to drop")
 			}
 			c := record(t)
-			realCS, realTrusted := cachestat, residencyTrusted
-			t.Cleanup(func() { cachestat, residencyTrusted = realCS, realTrusted })
-			cachestat = func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error { return errno }
+			realTrusted := residencyTrusted
+			t.Cleanup(func() { residencyTrusted = realTrusted })
+			c.sys.cachestat = func(uint, *unix.CachestatRange, *unix.Cachestat_t, uint) error { return errno }
 			residencyTrusted = func(*unix.Stat_t) bool { return false }
 			if err := sysx.Evict(src); err != nil {
 				t.Fatal(err)
@@ -282,6 +282,7 @@ func readRange(t *testing.T, f *os.File, off, n int64) {
 // TestSourceCacheDrop: the ranges advised away are exactly those outside
 // what was cached, within the range asked.
 func TestSourceCacheDrop(t *testing.T) {
+	t.Parallel()
 	const k = 4096
 	kept := []span{{1 * k, 1 * k}, {4 * k, 2 * k}}
 	tests := []struct {
@@ -297,14 +298,13 @@ func TestSourceCacheDrop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		real := fadvise
-		fadvise = func(fd int, off, n int64, advice int) error {
+		sys := testSys()
+		sys.fadvise = func(fd int, off, n int64, advice int) error {
 			got = append(got, fmt.Sprintf("%d+%d", off, n))
 			return nil
 		}
-		c := &sourceCache{src: os.Stdin, mode: dropOutside, kept: kept}
+		c := &sourceCache{sys: sys, src: os.Stdin, mode: dropOutside, kept: kept}
 		c.drop(tt.off, tt.n)
-		fadvise = real
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("drop(%d, %d) advised %q, want %q", tt.off, tt.n, got, tt.want)
 		}

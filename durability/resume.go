@@ -175,7 +175,8 @@ func WriteRecordHash(fd int, id SourceID, checkpoint int64, h HashState) error {
 	})
 }
 
-// The calls of the record, as variables so that tests can inject ENOTSUP.
+// The calls of the record, as variables so that tests can inject ENOTSUP
+// (beside sys.go's unlinkat, openat and flock).
 var (
 	fsetxattr = unix.Fsetxattr
 	fgetxattr = unix.Fgetxattr
@@ -188,6 +189,7 @@ var (
 // names another file.
 type keeper struct {
 	mu   sync.Mutex
+	sys  *sysCalls // the destination's
 	fd   int
 	side *sideRecord // where the record goes when not into fd's xattr
 	rec  resumeRecord
@@ -237,7 +239,7 @@ func (k *keeper) record(r resumeRecord) error {
 	if err := k.side.write(r.encode()); err != nil {
 		return err
 	}
-	return k.side.sync()
+	return k.side.sync(k.sys)
 }
 
 // ErrNoXattrs says that the destination's filesystem takes no user
@@ -273,7 +275,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 			unix.Close(fd)
 			return &Error{Op: OpSetxattrResume, Err: err}
 		}
-		k := &keeper{fd: fd, side: d.side, rec: r, reached: reached, dest: d.Path}
+		k := &keeper{sys: d.sys, fd: fd, side: d.side, rec: r, reached: reached, dest: d.Path}
 		d.session.keep(d.entry, k)
 		d.keeper = k
 		return nil
@@ -288,7 +290,7 @@ func (d *Destination) startRecord(r resumeRecord, reached *atomic.Int64) error {
 		}
 		return &Error{Op: OpSetxattrResume, Err: err}
 	}
-	k := &keeper{fd: fd, rec: r, reached: reached, dest: d.Path}
+	k := &keeper{sys: d.sys, fd: fd, rec: r, reached: reached, dest: d.Path}
 	d.session.keep(d.entry, k)
 	d.keeper = k
 	return nil
@@ -310,7 +312,7 @@ func (d *Destination) Checkpoint(off int64) error {
 // copy goes on). Its error is final: the kernel may have dropped the pages,
 // and no later flush would say so.
 func (d *Destination) FlushCheckpoint(fd int) error {
-	return ignoringEINTR(func() error { return fdatasync(fd) })
+	return ignoringEINTR(func() error { return d.sys.fdatasync(fd) })
 }
 
 // CheckpointHash is Checkpoint for a copy with --checksum: h, its hash's
@@ -394,7 +396,7 @@ func (k *keeper) keepForExit(temp string) Kept {
 		return kept
 	}
 	// Everything below off was written before this call: the flush covers it.
-	if err := ignoringEINTR(func() error { return fdatasync(k.fd) }); err != nil {
+	if err := ignoringEINTR(func() error { return k.sys.fdatasync(k.fd) }); err != nil {
 		kept.Err = &Error{Op: OpFdatasync, Err: err}
 		return kept
 	}
@@ -471,7 +473,7 @@ func (e *FreshStart) Error() string { return e.Why + ": " + e.Detail }
 //
 // reached is the copy's progress, as for StartRecord.
 func Continue(dir *fsdir.Dir, name string, id SourceID, o Options, reached *atomic.Int64) (*Destination, int64, error) {
-	in, base, path, err := entryIn(dir, name)
+	in, base, path, err := entryIn(o.sysOf(), dir, name)
 	if err != nil {
 		// Create reports what is wrong with the directory.
 		return nil, 0, nil
@@ -617,11 +619,11 @@ func continueIn(dir *fsdir.Dir, base, path string, id SourceID, o Options, reach
 	}
 	// The lock's own descriptor, as Create makes one: Commit closes File
 	// before the rename, and the lock must last until its end.
-	lockFd, err := dupFd(fd)
+	lockFd, err := o.sysOf().dupFd(fd)
 	if err != nil {
 		return fresh(WhyForeign, err.Error(), false)
 	}
-	e, _ := o.Session.create(dir, name, func() (identity, error) { return identityOf(&st), nil })
+	e, _ := o.Session.create(o.sysOf(), dir, name, func() (identity, error) { return identityOf(&st), nil })
 	d := &Destination{Path: path, File: sysx.NewFile(fd, temp), temp: temp,
 		session: o.Session, dir: dir, base: base, entry: e, lockFd: lockFd, side: side}
 	if side != nil {

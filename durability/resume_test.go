@@ -160,10 +160,12 @@ func isFresh(err error, why string) bool {
 // On a fatal signal a resumable file is flushed, recorded at the copy's
 // progress and kept; the others are removed.
 func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	id := srcID(t, dir, 1<<20)
 	s := NewSession()
-	keep, err := Create(fsdir.Cwd, filepath.Join(dir, "a"), Options{Session: s, Named: true})
+	rec := record(t)
+	keep, err := Create(fsdir.Cwd, filepath.Join(dir, "a"), Options{Session: s, Named: true, sys: rec.sys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +175,11 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	}
 	keep.File.Write(make([]byte, 4096))
 	reached.Store(4096)
-	plain, err := Create(fsdir.Cwd, filepath.Join(dir, "b"), Options{Session: s, Named: true})
+	plain, err := Create(fsdir.Cwd, filepath.Join(dir, "b"), Options{Session: s, Named: true, sys: rec.sys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t)
+	rec.log = nil // the calls of Interrupt
 	kept := s.Interrupt().Kept
 	s.mu.Unlock()
 	defer keep.Abort()
@@ -477,7 +479,7 @@ func TestResumeHashStateRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reached atomic.Int64
-	k := &keeper{fd: int(f.Fd()), rec: resumeRecord{ID: id}, reached: &reached}
+	k := &keeper{sys: &defaultSys, fd: int(f.Fd()), rec: resumeRecord{ID: id}, reached: &reached}
 	h1 := HashState{Alg: "sha256", Off: 2 << 20, State: []byte("state at 2 MiB")}
 	if err := k.write(3<<20, h1); err != nil {
 		t.Fatal(err)
@@ -530,24 +532,24 @@ func readXattr(t *testing.T, path string) []byte {
 // retried when a signal cuts it short, and its error is returned as is
 // (the copier makes it final).
 func TestFlushCheckpoint(t *testing.T) {
+	t.Parallel()
 	var fds []int
 	results := []error{unix.EINTR, unix.EINTR, unix.EIO}
-	real := fdatasync
-	t.Cleanup(func() { fdatasync = real })
-	fdatasync = func(fd int) error {
+	sys := testSys()
+	sys.fdatasync = func(fd int) error {
 		fds = append(fds, fd)
 		err := results[0]
 		results = results[1:]
 		return err
 	}
-	var d Destination
+	d := Destination{sys: sys}
 	if err := d.FlushCheckpoint(7); err != unix.EIO {
 		t.Fatalf("err %v, want EIO", err)
 	}
 	if !reflect.DeepEqual(fds, []int{7, 7, 7}) {
 		t.Errorf("fdatasync called on %v, want 7 three times (EINTR twice)", fds)
 	}
-	fdatasync = real
+	d.sys = &defaultSys
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	if err != nil {
 		t.Fatal(err)

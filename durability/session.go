@@ -69,7 +69,7 @@ func (s *Session) Arm() {
 // create makes an entry with mk, which returns the new entry's identity,
 // and registers it, all under s's lock taken shared: Interrupt, which
 // waits for it, finds the entry registered.
-func (s *Session) create(dir *fsdir.Dir, name string, mk func() (identity, error)) (*tempEntry, error) {
+func (s *Session) create(sys *sysCalls, dir *fsdir.Dir, name string, mk func() (identity, error)) (*tempEntry, error) {
 	s.Arm()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -77,7 +77,7 @@ func (s *Session) create(dir *fsdir.Dir, name string, mk func() (identity, error
 	if err != nil {
 		return nil, err
 	}
-	e := &tempEntry{dir: dir, name: name, id: id}
+	e := &tempEntry{sys: sys, dir: dir, name: name, id: id}
 	s.tmu.Lock()
 	if s.temps == nil {
 		s.temps = make(map[*tempEntry]struct{})

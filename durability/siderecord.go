@@ -245,13 +245,13 @@ func (r *sideRecord) write(value []byte) error {
 }
 
 // sync makes r's record durable.
-func (r *sideRecord) sync() error {
+func (r *sideRecord) sync(sys *sysCalls) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fd < 0 {
 		return unix.EBADF
 	}
-	return ignoringEINTR(func() error { return fdatasync(r.fd) })
+	return ignoringEINTR(func() error { return sys.fdatasync(r.fd) })
 }
 
 // read reads r's whole content.

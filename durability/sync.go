@@ -72,10 +72,10 @@ func (m SyncMode) FlushOp() Op {
 // after a failed fsync the kernel may have marked the pages clean (or
 // dropped them) and a second call returns 0 with the data lost (fsync(2),
 // NOTES; the PostgreSQL "fsyncgate" of 2018), so callers never call it again.
-func flush(fd int, op Op) error {
-	call := fdatasync
+func (sys *sysCalls) flush(fd int, op Op) error {
+	call := sys.fdatasync
 	if op == OpFsync {
-		call = fsync
+		call = sys.fsync
 	}
 	return ignoringEINTR(func() error { return call(fd) })
 }

@@ -107,6 +107,9 @@ type Options struct {
 	// destination alone.
 	Session *Session
 
+	// sys is the destination's system calls (sys.go); nil: the real ones.
+	sys *sysCalls
+
 	// Source, when set, is the file being copied: with NoCache its pages
 	// are dropped behind the copy from Written, and at Abort. Without it
 	// the source is dropped only at Commit (from Commit's argument).
@@ -174,8 +177,9 @@ type Destination struct {
 	swept   []Leftover
 
 	opts  Options
-	fd    int    // File's descriptor, kept alive with File
-	ftype uint32 // S_IFMT of the open destination
+	sys   *sysCalls // opts.sysOf()
+	fd    int       // File's descriptor, kept alive with File
+	ftype uint32    // S_IFMT of the open destination
 	wb    writeback
 	stats Stats
 	// srcSums checksums Options.Source behind the copy for --verify.
@@ -270,7 +274,7 @@ func (d *Destination) Leftovers() []Leftover { return d.swept }
 // (a reference of its own) until it is committed or aborted. The caller
 // defers Abort, which does nothing after Commit.
 func Create(dir *fsdir.Dir, name string, o Options) (*Destination, error) {
-	in, base, path, err := entryIn(dir, name)
+	in, base, path, err := entryIn(o.sysOf(), dir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +288,8 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 		o.Session = NewSession()
 	}
 	flags := o.Sync.OpenFlags()
-	d := &Destination{Path: path, session: o.Session, lockFd: -1}
+	sys := o.sysOf()
+	d := &Destination{Path: path, session: o.Session, lockFd: -1, sys: sys}
 	var st *unix.Stat_t // the new temporary file's, from its create
 	if o.InPlace {
 		flags |= os.O_WRONLY | os.O_CREATE
@@ -295,7 +300,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 		f, err := openInPlace(dir, base, path, flags, perm)
 		if err == nil && o.Truncate {
 			if err = truncateInPlace(f, o); err != nil {
-				closeFile(f)
+				sys.closeFile(f)
 			}
 		}
 		if err != nil {
@@ -313,7 +318,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
 	} else {
-		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(o.Session, dir, base, flags)
+		f, e, lockFd, firstTaken, tst, markErr, err := createTempFile(sys, o.Session, dir, base, flags)
 		if err != nil {
 			dir.Release()
 			return nil, err
@@ -350,6 +355,7 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 // writeback pipeline, the source's checksums for --verify.
 func (d *Destination) setup(o Options, st *unix.Stat_t) {
 	d.opts = o
+	d.sys = o.sysOf()
 	d.fd = int(d.File.Fd())
 	if st == nil {
 		st = new(unix.Stat_t)
@@ -363,13 +369,13 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 	}
 	if o.NoCache && o.Source != nil {
 		// Before the copy reads anything.
-		d.srcCache = newSourceCache(o.Source)
+		d.srcCache = newSourceCache(d.sys, o.Source)
 	}
 	d.wb.init(d, o)
 	if o.Verify && o.Checksum == checksum.None && o.Source != nil && d.syncable() {
 		var sst unix.Stat_t
 		if err := unix.Fstat(int(o.Source.Fd()), &sst); err == nil && sst.Mode&unix.S_IFMT == unix.S_IFREG {
-			d.srcSums = startSourceSums(o.Source, d.srcCache)
+			d.srcSums = startSourceSums(d.sys, o.Source, d.srcCache)
 		}
 	}
 }
@@ -470,7 +476,7 @@ func (d *Destination) Abort() {
 		if d.opts.InPlace && d.syncable() {
 			// In place: drop what is already clean; dirty pages stay
 			// (POSIX_FADV_DONTNEED never discards them).
-			fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
+			d.sys.fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
 		}
 		d.srcCache.drop(0, 0)
 	}
@@ -485,7 +491,7 @@ func (d *Destination) cleanup() {
 	d.removeTemp()
 	if !d.closed {
 		d.closed = true
-		closeFile(d.File)
+		d.sys.closeFile(d.File)
 	}
 	d.release()
 }
@@ -589,7 +595,7 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 		return &Error{Op: OpCreate, Err: err}
 	}
 	d.closed = true
-	if err := closeFile(d.File); err != nil {
+	if err := d.sys.closeFile(d.File); err != nil {
 		if linked && entryIs(d.dir.Fd(), d.base, identityOf(d.Stat)) {
 			// A write error the close reported: DEST goes again, as
 			// it was (absent).
@@ -609,7 +615,7 @@ func (d *Destination) Commit(src sysx.Descriptor) error {
 	// of every directory fsync is in dir.go.)
 	if d.opts.Sync != SyncNone && d.ftype == unix.S_IFREG {
 		t := time.Now()
-		err := syncDir(d.dir)
+		err := d.sys.syncDir(d.dir)
 		d.stats.DirSync = time.Since(t)
 		if err != nil {
 			return &Error{Op: OpFsyncDir, Err: err}
@@ -632,7 +638,7 @@ func (d *Destination) name() (linked bool, err error) {
 	case d.unnamed:
 		// Complete: it gets its temporary name now, and is renamed
 		// over DEST by Commit.
-		e, err := nameTemp(d.session, d.dir, d.base, d.fd, identityOf(d.Stat))
+		e, err := nameTemp(d.sys, d.session, d.dir, d.base, d.fd, identityOf(d.Stat))
 		if err != nil {
 			return false, err
 		}
@@ -688,7 +694,7 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 		op = "fdatasync"
 	}
 	if op != "" {
-		if err := flush(d.fd, op); err != nil {
+		if err := d.sys.flush(d.fd, op); err != nil {
 			d.stats.Flush = time.Since(t)
 			return &Error{Op: op, Err: err}
 		}
@@ -710,7 +716,7 @@ func (d *Destination) settle(src sysx.Descriptor) error {
 	if d.opts.NoCache {
 		// Every page is clean now: drop the whole file, the windows the
 		// pipeline did not drop included.
-		fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
+		d.sys.fadvise(d.fd, 0, 0, unix.FADV_DONTNEED)
 		d.dropSource(src)
 	}
 	return nil
@@ -738,6 +744,6 @@ func (d *Destination) dropSource(src sysx.Descriptor) {
 		d.srcCache.drop(0, 0)
 		return
 	}
-	fadvise(int(src.Fd()), 0, 0, unix.FADV_DONTNEED)
+	d.sys.fadvise(int(src.Fd()), 0, 0, unix.FADV_DONTNEED)
 	runtime.KeepAlive(src)
 }

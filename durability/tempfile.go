@@ -91,12 +91,12 @@ func isUnsupported(err error) bool {
 // to it: O_RDONLY when it may be read (for the fsync and the listing),
 // else O_PATH, which needs only search permission, as creating a file in
 // it does.
-func openDirHandle(dir string) (*fsdir.Dir, error) {
+func (sys *sysCalls) openDirHandle(dir string) (*fsdir.Dir, error) {
 	name := "."
 	if dir != "" {
 		name = filepath.Clean(dir)
 	}
-	fd, err := openDir(name)
+	fd, err := sys.openDir(name)
 	if err == unix.EACCES {
 		fd, err = openPathDir(name)
 		if err == nil {
@@ -115,13 +115,13 @@ func openDirHandle(dir string) (*fsdir.Dir, error) {
 // returns it, with a reference the caller releases, and name's last
 // component in it, and the path that names the entry in messages. Its
 // errors are *os.PathError.
-func entryIn(dir *fsdir.Dir, name string) (in *fsdir.Dir, base, path string, err error) {
+func entryIn(sys *sysCalls, dir *fsdir.Dir, name string) (in *fsdir.Dir, base, path string, err error) {
 	sub, base := filepath.Split(name)
 	if dir == fsdir.Cwd {
 		if base == "" {
 			return nil, "", "", &os.PathError{Op: "open", Path: name, Err: unix.ENOENT}
 		}
-		in, err := openDirHandle(sub)
+		in, err := sys.openDirHandle(sub)
 		if err != nil {
 			return nil, "", "", &os.PathError{Op: "open", Path: sub, Err: err}
 		}
@@ -158,9 +158,9 @@ func shownIn(dir *fsdir.Dir, name string) string { return filepath.Join(dir.Path
 // syncDir fsyncs the directory. An O_PATH directory (fsync answers EBADF)
 // is opened again for it, which fails as it did the first time: fsync
 // needs a descriptor opened for reading.
-func syncDir(dir *fsdir.Dir) error {
+func (sys *sysCalls) syncDir(dir *fsdir.Dir) error {
 	if !dir.OPath() {
-		err := ignoringEINTR(func() error { return fsync(dir.Fd()) })
+		err := ignoringEINTR(func() error { return sys.fsync(dir.Fd()) })
 		if err != unix.EBADF {
 			return err
 		}
@@ -170,7 +170,7 @@ func syncDir(dir *fsdir.Dir) error {
 		return err
 	}
 	defer unix.Close(fd)
-	return ignoringEINTR(func() error { return fsync(fd) })
+	return ignoringEINTR(func() error { return sys.fsync(fd) })
 }
 
 // identity is a file's device and inode numbers.
@@ -192,6 +192,7 @@ func entryIs(dirfd int, name string, id identity) bool {
 // temporary file, or the new entry of Replace. The session keeps it until
 // it is renamed into place or removed, so that a fatal signal removes it.
 type tempEntry struct {
+	sys    *sysCalls // its destination's
 	dir    *fsdir.Dir
 	name   string
 	id     identity
@@ -224,7 +225,7 @@ func (e *tempEntry) renameOver(target string) error {
 	if !entryIs(e.dir.Fd(), e.name, e.id) {
 		return errReplaced
 	}
-	return renameat(e.dir.Fd(), e.name, e.dir.Fd(), target)
+	return e.sys.renameat(e.dir.Fd(), e.name, e.dir.Fd(), target)
 }
 
 // createTempFile makes a new temporary file beside base in dir, as the
@@ -235,13 +236,13 @@ func (e *tempEntry) renameOver(target string) error {
 // cannot leave it behind. st is the new file's fstat, made right after the
 // create (for its identity), which the Destination keeps as its Stat.
 // markErr is why the file could not be marked (nil: it is).
-func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, markErr, err error) {
+func createTempFile(sys *sysCalls, s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx.File, e *tempEntry, lockFd int, firstTaken bool, st *unix.Stat_t, markErr, err error) {
 	value := []byte(markMagic)
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
 		var fd int
 		st = new(unix.Stat_t)
-		e, err = s.create(dir, name, func() (identity, error) {
+		e, err = s.create(sys, dir, name, func() (identity, error) {
 			var err error
 			fd, err = openat(dir.Fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0o600)
 			if err != nil {
@@ -263,7 +264,7 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx
 		if err != nil {
 			return nil, nil, -1, firstTaken, nil, nil, &os.PathError{Op: "open", Path: shownIn(dir, name), Err: err}
 		}
-		lockFd = lockTempFd(fd)
+		lockFd = sys.lockTempFd(fd)
 		if !entryIs(dir.Fd(), name, e.id) {
 			// Removed (or replaced) before the lock was taken, by
 			// something that is not fastcp (a sweep never removes an
@@ -287,8 +288,8 @@ func createTempFile(s *Session, dir *fsdir.Dir, base string, flags int) (f *sysx
 // lock must outlive that close. It returns the duplicate (-1 if none could
 // be made); where flock is not supported the duplicate holds no lock, the
 // copy goes on unlocked, and a sweep can never judge its file dead.
-func lockTempFd(fd int) int {
-	dup, err := dupFd(fd)
+func (sys *sysCalls) lockTempFd(fd int) int {
+	dup, err := sys.dupFd(fd)
 	if err != nil {
 		return -1
 	}
@@ -353,10 +354,10 @@ func createUnnamed(dir *fsdir.Dir, flags int, named bool, perm os.FileMode) (*sy
 // under the first free temporary name for base, registered with s as the
 // named files are (so a fatal signal from here on removes it). linkat never
 // replaces a name: the entry it makes is this file.
-func nameTemp(s *Session, dir *fsdir.Dir, base string, fd int, id identity) (*tempEntry, error) {
+func nameTemp(sys *sysCalls, s *Session, dir *fsdir.Dir, base string, fd int, id identity) (*tempEntry, error) {
 	for i := 0; ; i++ {
 		name := filepath.Base(tempName(base, i == 0))
-		e, err := s.create(dir, name, func() (identity, error) {
+		e, err := s.create(sys, dir, name, func() (identity, error) {
 			return id, linkFd(fd, dir.Fd(), name)
 		})
 		if err == unix.EEXIST {

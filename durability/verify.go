@@ -25,13 +25,6 @@ import (
 // back differs from the source.
 var ErrMismatch = errors.New("checksums differ")
 
-// beforeVerify, when set, runs on the destination (opened read-write by
-// the caller's description: dirfd and name) right before --verify reads it
-// back. Only test builds set it (corrupt_testhooks.go, build tag
-// fastcp_testhooks, and the package's own tests): the shipped binary has
-// no way to change a copy's bytes.
-var beforeVerify func(dirfd int, name string) error
-
 // verifyChunk is the size of one read on each side, and the granularity at
 // which a mismatch is located: reads of 4 MiB reach a disk's full O_DIRECT
 // speed (docs/measurements.md); two buffers per side let a read and the
@@ -89,8 +82,8 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 	} else if d.dir != nil {
 		dirfd, name = d.dir.Fd(), d.base
 	}
-	if beforeVerify != nil {
-		if err := beforeVerify(dirfd, name); err != nil {
+	if d.sys.beforeVerify != nil {
+		if err := d.sys.beforeVerify(dirfd, name); err != nil {
 			return &Error{Op: OpVerify, Err: fmt.Errorf("test hook: %w", err)}
 		}
 	}
@@ -107,9 +100,9 @@ func (d *Destination) verify(src sysx.Descriptor) error {
 		go func() { srcDone <- ss.result() }()
 	} else {
 		drop := d.sourceDrop(src)
-		go func() { srcDone <- sumSource(src, drop, nil) }()
+		go func() { srcDone <- d.sys.sumSource(src, drop, nil) }()
 	}
-	dst := sumReadBack(dirfd, name, flags, d.Stat, limit, nil)
+	dst := d.sys.sumReadBack(dirfd, name, flags, d.Stat, limit, nil)
 	ss := <-srcDone
 	d.stats.VerifyRead = dst.how
 	if ss.err != nil {
@@ -131,9 +124,9 @@ func (d *Destination) verifyDigest(src sysx.Descriptor, dirfd int, name string, 
 	srcDone := make(chan sums, 1)
 	if d.opts.VerifySource {
 		drop := d.sourceDrop(src)
-		go func() { srcDone <- sumSource(src, drop, alg.New()) }()
+		go func() { srcDone <- d.sys.sumSource(src, drop, alg.New()) }()
 	}
-	dst := sumReadBack(dirfd, name, flags, d.Stat, limit, alg.New())
+	dst := d.sys.sumReadBack(dirfd, name, flags, d.Stat, limit, alg.New())
 	d.stats.VerifyRead = dst.how
 	if dst.err != nil {
 		return &Error{Op: OpVerify, Err: fmt.Errorf("reading the copy back: %w", dst.err)}
@@ -160,7 +153,7 @@ func (d *Destination) verifyDigest(src sysx.Descriptor, dirfd int, name string, 
 func (d *Destination) sourceDrop(src sysx.Descriptor) func(off, n int64) {
 	drop := func(off, n int64) {}
 	if d.opts.NoCache {
-		drop = func(off, n int64) { fadvise(int(src.Fd()), off, n, unix.FADV_DONTNEED) }
+		drop = func(off, n int64) { d.sys.fadvise(int(src.Fd()), off, n, unix.FADV_DONTNEED) }
 		if d.srcCache != nil && src == d.opts.Source {
 			drop = d.srcCache.drop
 		}
@@ -173,10 +166,10 @@ func (d *Destination) sourceDrop(src sysx.Descriptor) func(off, n int64) {
 // cached from the copy, which is fine: the question is whether the device
 // holds what the source says. drop is called behind the reads (--nocache
 // drops the pages the copy brought in).
-func sumSource(src sysx.Descriptor, drop func(off, n int64), h hash.Hash) sums {
+func (sys *sysCalls) sumSource(src sysx.Descriptor, drop func(off, n int64), h hash.Hash) sums {
 	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
-	holes := newHoleMap(fd)
+	holes := sys.newHoleMap(fd)
 	defer holes.close()
 	s := sumChunks(func(b []byte, off int64) (int, error) {
 		n, err := readFull(fd, b, off)
@@ -217,8 +210,8 @@ const (
 // comes and goes (docs/measurements.md). So after --verify the copy is not in the page cache. limit < 0
 // reads to end of file. With h, the bytes are given to h instead of
 // checksummed per chunk.
-func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64, h hash.Hash) sums {
-	fd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
+func (sys *sysCalls) sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int64, h hash.Hash) sums {
+	fd, err := sys.openFile(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
 	}
@@ -230,16 +223,16 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 	if want != nil && identityOf(&st) != identityOf(want) {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: errReplaced}}
 	}
-	holes := newHoleMap(fd)
+	holes := sys.newHoleMap(fd)
 	defer holes.close()
-	fadvise(fd, 0, 0, unix.FADV_DONTNEED)
-	if n, err := residentIn(fd, holes); err == nil && n == 0 {
-		fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
+	sys.fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	if n, err := sys.residentIn(fd, holes); err == nil && n == 0 {
+		sys.fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
 		bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
 		s := sumChunks(func(b []byte, off int64) (int, error) {
 			n, err := readFull(fd, b, off)
 			if n > 0 {
-				fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
+				sys.fadvise(fd, off, int64(n), unix.FADV_DONTNEED)
 			}
 			return n, err
 		}, bufs, limit, holes, h)
@@ -247,7 +240,7 @@ func sumReadBack(dirfd int, path string, flags int, want *unix.Stat_t, limit int
 		return s
 	}
 
-	dfd, err := openFile(dirfd, path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|flags, 0)
+	dfd, err := sys.openFile(dirfd, path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|flags, 0)
 	if err == nil {
 		// The name opened a second time: still the file checked above?
 		var dst unix.Stat_t

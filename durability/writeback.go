@@ -100,12 +100,12 @@ const (
 // nothing from a disk that background flushes could stall. Where the call
 // is refused (older kernels: ENOSYS; a file the caller neither owns nor may
 // write: EPERM) the answer is no.
-func sourceCached(fd int) bool {
+func (sys *sysCalls) sourceCached(fd int) bool {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
 		return false
 	}
-	cached, err := cachestatPages(fd, st.Size)
+	cached, err := sys.cachestatPages(fd, st.Size)
 	if err != nil {
 		return false
 	}
@@ -115,9 +115,9 @@ func sourceCached(fd int) bool {
 
 // cachestatPages is how many pages of the first size bytes of fd are in the
 // page cache (cachestat(2), Linux 6.5).
-func cachestatPages(fd int, size int64) (int64, error) {
+func (sys *sysCalls) cachestatPages(fd int, size int64) (int64, error) {
 	var cs unix.Cachestat_t
-	if err := cachestat(uint(fd), &unix.CachestatRange{Off: 0, Len: uint64(size)}, &cs, 0); err != nil {
+	if err := sys.cachestat(uint(fd), &unix.CachestatRange{Off: 0, Len: uint64(size)}, &cs, 0); err != nil {
 		return 0, err
 	}
 	return int64(cs.Cache), nil
@@ -128,7 +128,7 @@ func cachestatPages(fd int, size int64) (int64, error) {
 // the caller may neither write nor owns), in whole pages, at most size.
 func CachedBytes(f sysx.Descriptor, size int64) (int64, error) {
 	defer runtime.KeepAlive(f)
-	pages, err := cachestatPages(int(f.Fd()), size)
+	pages, err := defaultSys.cachestatPages(int(f.Fd()), size)
 	if err != nil {
 		return 0, os.NewSyscallError("cachestat", err)
 	}
@@ -142,6 +142,7 @@ type span struct{ off, n int64 }
 type writeback struct {
 	active bool
 	fd     int
+	sys    *sysCalls    // the destination's
 	src    *sourceCache // the source, for --nocache drop-behind; nil when unknown
 	drop   bool
 	window int64
@@ -174,7 +175,7 @@ type writeback struct {
 }
 
 func (w *writeback) init(d *Destination, o Options) {
-	w.fd = d.fd
+	w.fd, w.sys = d.fd, d.sys
 	// --verify needs the data on the device before it reads it back, so
 	// it writes back behind the copy as the --sync modes do, and it drops
 	// the windows written back: the read-back must not find them cached,
@@ -202,7 +203,7 @@ func (w *writeback) init(d *Destination, o Options) {
 		w.flushEvery = o.FlushEvery
 		if w.flushEvery == 0 {
 			w.flushEvery = DefaultFlushEvery
-			if o.Source != nil && sourceCached(int(o.Source.Fd())) {
+			if o.Source != nil && w.sys.sourceCached(int(o.Source.Fd())) {
 				w.flushEvery = cachedFlushEvery
 			}
 		}
@@ -263,7 +264,7 @@ func (w *writeback) start(off, n int64) {
 		ok := w.call(s.off, s.n, sfrWait)
 		w.waited += time.Since(t)
 		if ok && w.drop {
-			fadvise(w.fd, s.off, s.n, unix.FADV_DONTNEED)
+			w.sys.fadvise(w.fd, s.off, s.n, unix.FADV_DONTNEED)
 		}
 		if ok {
 			w.completed += s.n
@@ -306,14 +307,14 @@ func (w *writeback) backgroundFlush() {
 	// On a descriptor of its own, so that Abort can close the file
 	// without waiting for the flush (which may take seconds on a slow
 	// device): the flush then ends on its own and closes its duplicate.
-	fd, err := dupFd(w.fd)
+	fd, err := w.sys.dupFd(w.fd)
 	if err != nil {
 		return // no descriptor to spare: the final flush does the work
 	}
 	w.flushing = true
 	w.flushes++
 	w.nextFlush = w.started + w.flushEvery
-	call, done := fdatasync, w.flushDone
+	call, done := w.sys.fdatasync, w.flushDone
 	go func() {
 		err := ignoringEINTR(func() error { return call(fd) })
 		unix.Close(fd)
@@ -374,7 +375,7 @@ func (w *writeback) drain() error {
 // (Commit reports it).
 func (w *writeback) call(off, n int64, flags int) bool {
 	w.calls++
-	err := ignoringEINTR(func() error { return syncFileRange(w.fd, off, n, flags) })
+	err := ignoringEINTR(func() error { return w.sys.syncFileRange(w.fd, off, n, flags) })
 	if err == nil {
 		return true
 	}
