@@ -136,10 +136,14 @@ func Resume(a Algorithm, b []byte, off int64) (hash.Hash, error) {
 func Line(digest []byte, name string) string {
 	var b strings.Builder
 	escape := strings.ContainsAny(name, "\\\n\r")
+	// One allocation per line (a tree of millions of files makes as
+	// many): the line's length, grown for escapes only.
+	b.Grow(1 + 2*len(digest) + 2 + len(name) + 1)
 	if escape {
 		b.WriteByte('\\')
 	}
-	b.WriteString(Hex(digest))
+	var hexDigest [2 * 64]byte
+	b.Write(hex.AppendEncode(hexDigest[:0], digest))
 	b.WriteString("  ")
 	if !escape {
 		b.WriteString(name)

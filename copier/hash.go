@@ -79,7 +79,7 @@ type hasher struct {
 	bg  bool // spans are hashed by the goroutine
 
 	mu      sync.Mutex
-	cond    *sync.Cond
+	cond    sync.Cond // on mu
 	queue   []hashSpan
 	busy    bool  // the goroutine is hashing a span taken off the queue
 	running bool  // the goroutine runs
@@ -88,10 +88,10 @@ type hasher struct {
 	next    int64 // hashed below next
 	err     error // a read's error: nothing more is hashed
 
-	buf      []byte
-	smallBuf bool // buf is not the pool's
-	stats    HashStats
-	waiting  func() // Options.HashWaiting
+	buf     []byte
+	pool    *sync.Pool // where buf goes back
+	stats   HashStats
+	waiting func() // Options.HashWaiting
 
 	// snap, with snapEvery > 0, is the hash's state at the latest
 	// multiple of snapEvery passed (checkpoints of --resume).
@@ -121,7 +121,7 @@ func newHasher(o Options, start int64) *hasher {
 		return nil
 	}
 	k := &hasher{sys: o.sysOf(), h: o.Hash, end: start, next: start, snapEvery: o.HashSnapshotEvery, waiting: o.HashWaiting}
-	k.cond = sync.NewCond(&k.mu)
+	k.cond.L = &k.mu
 	if k.snapEvery > 0 && start%k.snapEvery == 0 {
 		k.takeSnapshot()
 	}
@@ -270,20 +270,32 @@ func (k *hasher) finish(abandon bool) (HashStats, error) {
 		err = k.err
 	}
 	k.mu.Unlock()
-	if k.buf != nil && !k.smallBuf {
+	if k.buf != nil {
 		b := k.buf
-		hashBufs.Put(&b)
+		k.pool.Put(&b)
 	}
 	k.buf = nil
 	return k.stats, err
 }
 
-// hashBufs are the buffers bytes are read again into: a tree of small
-// files would otherwise allocate (and collect) one per file.
-var hashBufs = sync.Pool{New: func() any {
-	b := make([]byte, hashReadBytes)
-	return &b
-}}
+// hashBufs are the buffers bytes are read again into, and
+// hashSmallBufs those of the files of hashSmallBytes at most, read
+// again after their copy: a tree of small files would otherwise
+// allocate (and collect) a buffer per file, several times the memory
+// the rest of each file's copy allocates.
+var (
+	hashBufs = sync.Pool{New: func() any {
+		b := make([]byte, hashReadBytes)
+		return &b
+	}}
+	hashSmallBufs = sync.Pool{New: func() any {
+		b := make([]byte, hashSmallBytes)
+		return &b
+	}}
+)
+
+// hashSmallBytes is the size of the buffers of small files' reads.
+const hashSmallBytes = 64 << 10
 
 // run is the goroutine: it hashes the spans in order as they come.
 func (k *hasher) run() {
@@ -398,15 +410,14 @@ func (k *hasher) zeros(n int64) {
 // cache at the end: these pages are among them.)
 func (k *hasher) reread(off, n int64) error {
 	if k.buf == nil {
-		if k.bg {
-			k.buf = *hashBufs.Get().(*[]byte)
-		} else {
-			// A small file's few KiB: a buffer of their size, not a
-			// pooled MiB (the pool is emptied at every collection, and
-			// a tree of small files collects often).
-			k.buf = make([]byte, min(alignUp(int(n), 4096), hashReadBytes))
-			k.smallBuf = true
+		k.pool = &hashBufs
+		if !k.bg && n <= hashSmallBytes {
+			// A small file's few KiB: not a MiB each (the pools are
+			// emptied by the collections, which come more often in
+			// a tree of small files).
+			k.pool = &hashSmallBufs
 		}
+		k.buf = *k.pool.Get().(*[]byte)
 	}
 	for n > 0 {
 		want := min(n, int64(len(k.buf)))

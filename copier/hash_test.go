@@ -43,7 +43,7 @@ func wantDigest(t *testing.T, h hash.Hash, res Result, want []byte) {
 func TestHashEveryStrategy(t *testing.T) {
 	t.Parallel()
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
-		for _, n := range []int{0, 1, 4096, 1<<20 + 1, 5<<20 + 17} {
+		for _, n := range []int{0, 1, 4096, 64 << 10, 64<<10 + 1, 1<<20 + 1, 5<<20 + 17} {
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
 				t.Parallel()
 				data := randomBytes(t, n)

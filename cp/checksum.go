@@ -70,6 +70,9 @@ func (m *manifest) name(dst string) string {
 // is "dst/a", as a tree named SOURCE/. is copied), and nothing else: a
 // ".." stays, since a symbolic link before it would lead elsewhere.
 func tidy(name string) string {
+	if tidied(name) {
+		return name
+	}
 	parts := strings.Split(name, "/")
 	kept := parts[:0]
 	for i, p := range parts {
@@ -82,6 +85,21 @@ func tidy(name string) string {
 		return name
 	}
 	return strings.Join(kept, "/")
+}
+
+// tidied says whether tidy would leave name as it is: no "." component,
+// no empty one but a leading slash's (most names: no allocation then).
+func tidied(name string) bool {
+	for i, rest := 0, name; ; i++ {
+		part, more, found := strings.Cut(rest, "/")
+		if part == "." || part == "" && i > 0 {
+			return false
+		}
+		if !found {
+			return true
+		}
+		rest = more
+	}
 }
 
 // noteSum gives the entry's record the manifest's line for DEST with
