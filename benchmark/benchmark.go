@@ -610,7 +610,7 @@ func verdictOf(rows []Row, runs int, dir string) Verdict {
 		}
 		plain, synced = append(plain, p), append(synced, d)
 	}
-	v := Verdict{Rule: verdictRule, Plain: judge(plainAuto, plain), Synced: judge(syncAuto, synced)}
+	v := Verdict{Rule: verdictRule(), Plain: judge(plainAuto, plain), Synced: judge(syncAuto, synced)}
 	v.Advice, v.Text = advise(v.Plain, v.Synced, "into "+dir)
 	return v
 }

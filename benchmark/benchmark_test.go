@@ -413,7 +413,7 @@ func TestJSONRows(t *testing.T) {
 		t.Errorf("rows:\n got %v\nwant %v", got, want)
 	}
 	v := r.Verdict
-	if v.Rule != verdictRule || !strings.HasPrefix(v.Text, "what to do: ") || v.Plain.Auto == "" || v.Synced.Auto == "" || v.Plain.Why == "" || v.Synced.Why == "" {
+	if v.Rule != verdictRule() || !strings.HasPrefix(v.Text, "what to do: ") || v.Plain.Auto == "" || v.Synced.Auto == "" || v.Plain.Why == "" || v.Synced.Why == "" {
 		t.Errorf("verdict %+v", v)
 	}
 	// Two runs a row cannot tell a strategy from noise: none is named.

@@ -199,18 +199,32 @@ func warm(f *os.File, size int64) error {
 }
 
 // fsMagic names filesystems by their statfs f_type, for when
-// /proc/self/mountinfo does not answer.
-var fsMagic = map[int64]string{
-	0xEF53:     "ext4",
-	0x58465342: "xfs",
-	0x9123683E: "btrfs",
-	0x01021994: "tmpfs",
-	0x2FC12FC1: "zfs",
-	0x6969:     "nfs",
-	0xF2F52010: "f2fs",
-	0x4d44:     "vfat",
-	0x65735546: "fuse",
-	0x794c7630: "overlay",
+// /proc/self/mountinfo does not answer. A switch, not a map: a package
+// map is built at every start, benchmark or not.
+func fsMagic(t int64) (string, bool) {
+	switch t {
+	case 0xEF53:
+		return "ext4", true
+	case 0x58465342:
+		return "xfs", true
+	case 0x9123683E:
+		return "btrfs", true
+	case 0x01021994:
+		return "tmpfs", true
+	case 0x2FC12FC1:
+		return "zfs", true
+	case 0x6969:
+		return "nfs", true
+	case 0xF2F52010:
+		return "f2fs", true
+	case 0x4d44:
+		return "vfat", true
+	case 0x65735546:
+		return "fuse", true
+	case 0x794c7630:
+		return "overlay", true
+	}
+	return "", false
 }
 
 // fsTypeOf is fsType, a variable for the tests.
@@ -229,7 +243,7 @@ func fsType(dir string) string {
 	if err := unix.Statfs(dir, &sf); err != nil {
 		return "unknown"
 	}
-	if n, ok := fsMagic[int64(sf.Type)]; ok {
+	if n, ok := fsMagic(int64(sf.Type)); ok {
 		return n
 	}
 	return fmt.Sprintf("0x%x", sf.Type)
@@ -328,19 +342,18 @@ func sharedExtents(f *os.File) (bool, error) {
 	}
 }
 
-// Filesystems whose files live elsewhere: across a network, or behind a
-// FUSE daemon (sshfs, rclone, s3fs; fuseblk is a FUSE driver of a local
-// disk, ntfs-3g, but a FUSE daemon all the same).
-var remoteFS = map[string]bool{
-	"nfs": true, "nfs4": true, "cifs": true, "smb3": true, "smbfs": true, "9p": true,
-	"ceph": true, "glusterfs": true, "afs": true, "lustre": true, "beegfs": true,
-	"orangefs": true, "gpfs": true, "fuse": true, "fuseblk": true, "virtiofs": true,
-}
-
 // isRemote reports whether a filesystem type (as fsType names it) is a
-// network or FUSE one.
+// network or FUSE one: its files live elsewhere, across a network, or
+// behind a FUSE daemon (sshfs, rclone, s3fs; fuseblk is a FUSE driver of a
+// local disk, ntfs-3g, but a FUSE daemon all the same).
 func isRemote(fs string) bool {
-	return remoteFS[fs] || strings.HasPrefix(fs, "fuse.")
+	switch fs {
+	case "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p",
+		"ceph", "glusterfs", "afs", "lustre", "beegfs",
+		"orangefs", "gpfs", "fuse", "fuseblk", "virtiofs":
+		return true
+	}
+	return strings.HasPrefix(fs, "fuse.")
 }
 
 // localDirs are where a benchmark into a network or FUSE mount puts its

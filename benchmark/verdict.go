@@ -35,11 +35,14 @@ const (
 	minVerdictRuns = 3
 )
 
-// verdictRule is the rule in words, for the report.
-var verdictRule = fmt.Sprintf("a strategy is named only when its slowest run beat the fastest run of auto's choice "+
-	"(auto's runs and those of the strategy it chose) by more than the runs' noise: "+
-	"the spread (max-min against the median) of the median row, %.0f%% at least; "+
-	"with fewer than %d runs a row, none is", 100*minMargin, minVerdictRuns)
+// verdictRule is the rule in words, for the report. A function, so that
+// a copy that runs no benchmark does not format it at start.
+func verdictRule() string {
+	return fmt.Sprintf("a strategy is named only when its slowest run beat the fastest run of auto's choice "+
+		"(auto's runs and those of the strategy it chose) by more than the runs' noise: "+
+		"the spread (max-min against the median) of the median row, %.0f%% at least; "+
+		"with fewer than %d runs a row, none is", 100*minMargin, minVerdictRuns)
+}
 
 // Verdict is the --json form of the verdict.
 type Verdict struct {
