@@ -81,11 +81,23 @@ func loopFloorTool(name, bin string) tool {
 	return t
 }
 
+// kernelCallsTool makes, in one process, the system calls that copy each
+// file of the source tree's one directory as way (fastcp or cp) makes
+// them (integration_test/kernelcalls): the filesystem's part of a loop,
+// without a program started a file.
+func kernelCallsTool(name, way string) tool {
+	return tool{name: name, yardstick: true, argv: []string{"sh", "-c",
+		`mkdir -p "$3/d000" && exec "$0" "$1" "$2/d000" "$3/d000"`, "{kernelcalls}", way, "{src}", "{dst}"}}
+}
+
 // tinyLoop is the shell-loop scenario: 200 files of 4 KiB, one invocation
 // each, to new names or over an existing DEST. The floors are the loops
 // of a Go program and of a C program that do nothing: fastcp is held to
 // the Go one plus cp's own work (cp's loop less true's), the start of
-// any Go program being beyond fastcp's reach.
+// any Go program being beyond fastcp's reach. The kernel's part is timed
+// apart, in one process each: fastcp's calls (a new inode a file, and
+// over DEST a rename that frees the old one) against cp's (DEST opened
+// with O_TRUNC, the same inode).
 func tinyLoop(id, title string, existing bool, cpLimit float64) *scenario {
 	return &scenario{
 		id:           id,
@@ -95,12 +107,14 @@ func tinyLoop(id, title string, existing bool, cpLimit float64) *scenario {
 		source:       treeFiles(200, 4<<10, 200),
 		existingDest: existing,
 		tools: []tool{loopTool("fastcp", "{fastcp}"), loopTool("cp", "{cp}"), loopTool("iocopy", "{iocopy}"),
-			loopFloorTool("go empty", "{goempty}"), loopFloorTool("true", "{true}")},
+			loopFloorTool("go empty", "{goempty}"), loopFloorTool("true", "{true}"),
+			kernelCallsTool("fastcp's calls", "fastcp"), kernelCallsTool("cp's calls", "cp")},
 		targets: []target{
 			ratioAtMost("fastcp", "cp", cpLimit),
 			floorPlusWork("fastcp", "go empty", "cp", "true", 1.3),
 			ratio("iocopy", "cp"),
 			ratio("go empty", "cp"),
+			ratio("fastcp's calls", "cp's calls"),
 		},
 	}
 }

@@ -119,9 +119,9 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 		return ws, fmt.Errorf("go build iocopy: %v\n%s", err, out)
 	}
 	bins["{iocopy}"] = iocopy
-	// The maker of the trees of small files, and the timer of a copy's
-	// first file.
-	for _, helper := range []string{"mktree", "firstfile"} {
+	// The maker of the trees of small files, the timer of a copy's
+	// first file, and the kernel's part of a loop of small copies.
+	for _, helper := range []string{"mktree", "firstfile", "kernelcalls"} {
 		bin := filepath.Join(root, helper)
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "fastcp/integration_test/"+helper)
 		if out, err := cmd.CombinedOutput(); err != nil {

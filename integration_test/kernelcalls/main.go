@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+
+// Command kernelcalls is the benchmarks' yardstick for the kernel's part of
+// a shell loop of small copies: in one process, with no exec and no start
+// of a program a file, it makes for every regular file of SRCDIR the
+// system calls that copy it into DSTDIR under the same name, as fastcp or
+// as cp makes them. Beside the loops of fastcp, cp and an empty Go
+// program, it tells the filesystem's cost of each way apart from the cost
+// of starting programs.
+//
+//	kernelcalls fastcp|cp SRCDIR DSTDIR
+//
+// fastcp: open the source, an unnamed file in DSTDIR (O_TMPFILE),
+// copy_file_range; to a new name, linkat it there; over an existing DEST,
+// linkat it under a temporary name and renameat that over DEST (a new
+// inode, and the old one freed). cp: open the source, open DEST with
+// O_CREAT|O_TRUNC (the same inode when DEST exists), copy_file_range,
+// close.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	if len(os.Args) != 4 || (os.Args[1] != "fastcp" && os.Args[1] != "cp") {
+		fmt.Fprintln(os.Stderr, "usage: kernelcalls fastcp|cp SRCDIR DSTDIR")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2], os.Args[3]); err != nil {
+		fmt.Fprintln(os.Stderr, "kernelcalls:", err)
+		os.Exit(1)
+	}
+}
+
+func run(mode, srcDir, dstDir string) error {
+	names, err := regularFiles(srcDir)
+	if err != nil {
+		return err
+	}
+	sd, err := unix.Open(srcDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: srcDir, Err: err}
+	}
+	defer unix.Close(sd)
+	dd, err := unix.Open(dstDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dstDir, Err: err}
+	}
+	defer unix.Close(dd)
+	for _, name := range names {
+		if err := copyOne(mode, sd, dd, name); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// regularFiles lists the regular files of dir, sorted, as the shell's
+// glob orders the loop.
+func regularFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func copyOne(mode string, sd, dd int, name string) error {
+	src, err := unix.Openat(sd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
+		return err
+	}
+	if mode == "cp" {
+		dst, err := unix.Openat(dd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, uint32(st.Mode&0o7777))
+		if err != nil {
+			return err
+		}
+		if err := copyAll(src, dst, st.Size); err != nil {
+			unix.Close(dst)
+			return err
+		}
+		return unix.Close(dst)
+	}
+	var old unix.Stat_t
+	exists := unix.Fstatat(dd, name, &old, unix.AT_SYMLINK_NOFOLLOW) == nil
+	tmp, err := unix.Openat(dd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(st.Mode&0o777))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tmp)
+	if err := copyAll(src, tmp, st.Size); err != nil {
+		return err
+	}
+	if !exists {
+		return unix.Linkat(tmp, "", dd, name, unix.AT_EMPTY_PATH)
+	}
+	temp := ".fastcp-" + name + ".000000000000"
+	if err := unix.Linkat(tmp, "", dd, temp, unix.AT_EMPTY_PATH); err != nil {
+		return err
+	}
+	return unix.Renameat(dd, temp, dd, name)
+}
+
+func copyAll(src, dst int, size int64) error {
+	for size > 0 {
+		n, err := unix.CopyFileRange(src, nil, dst, nil, int(size), 0)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("copy_file_range: short copy")
+		}
+		size -= int64(n)
+	}
+	return nil
+}
