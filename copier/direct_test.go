@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -634,16 +635,23 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 	data := randomBytes(t, 40<<20+11)
 	dst, src := pair(t, data)
 	chunk := int64(directBufBytes)
-	release := make(chan struct{})
+	// The other chunks' writes wait for the first chunk's to begin:
+	// else they could all be done before it, and nothing would release it.
+	started, release := make(chan struct{}), make(chan struct{})
+	var start sync.Once
 	var after atomic.Int64 // writes that returned while the first chunk's waited
 	var waiting atomic.Bool
 	inject(t, &sys.pwrite, func(fd int, p []byte, off int64) (int, error) {
 		if off == 0 {
 			waiting.Store(true)
+			start.Do(func() { close(started) })
 			<-release
 			waiting.Store(false)
-		} else if waiting.Load() && after.Add(1) == 2 {
-			close(release)
+		} else {
+			<-started
+			if waiting.Load() && after.Add(1) == 2 {
+				close(release)
+			}
 		}
 		return defaultSys.pwrite(fd, p, off)
 	})
