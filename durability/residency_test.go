@@ -68,7 +68,7 @@ func describePages(before, after []bool) string {
 // source checksums of --verify.
 func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 	t.Parallel()
-	const size = 24 << 20
+	const size = 12 << 20
 	data := randomData(size)
 	warmings := []struct {
 		name string
