@@ -4,7 +4,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +74,7 @@ func (j *job) checkDestUpdate(data, update, newLink bool) (destInfo, bool) {
 		return j.settle(ex, facts, do)
 	}
 	if ok, done := sameFileOK(j.a.opts, j.a.backups(), entryAt{j.sd, j.e.name}, &j.e.st, entryAt{j.dd, j.name}, ex.st); !ok {
-		j.r.fail(fmt.Sprintf("%s and %s are the same file", quote(j.src), quote(j.dst)))
+		j.r.fail(output.SameFile(j.src, j.dst))
 		return ex, false
 	} else if done {
 		return ex, false
@@ -193,7 +192,7 @@ func (j *job) throughDangling(ex *destInfo) (ok bool) {
 	target, err := readlinkat(d.Fd(), name)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		j.r.fail(fmt.Sprintf("not writing through dangling symlink %s", quote(dst)))
+		j.r.fail(output.NotWritingThroughDanglingSymlink(dst))
 		return false
 	case err != nil:
 		j.r.fail(output.CannotStat(dst, err))
@@ -230,31 +229,37 @@ func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 	facts.complete = o.Resume && o.Recursive && data && completeCopy(sst, ex.st, o.Preserve.Timestamps)
 }
 
-// destFailures are the messages of the actions that fail the entry.
-var destFailures = map[action]string{
-	actFailIsDir:       "cannot overwrite directory %[2]s with non-directory",
-	actFailUnwritable:  "cannot create regular file %[2]s: %[3]s",
-	actFailImmutable:   "cannot remove %[2]s: %[3]s",
-	actFailJustCreated: "will not overwrite just-created %[2]s with %[1]s",
-	actFailThroughLink: "will not copy %[1]s through just-created symlink %[2]s",
-	actFailNoneFail:    "not replacing %[2]s",
-	actFailDangling:    "not writing through dangling symlink %[2]s",
-	actFailLoop:        "cannot stat %[2]s: %[3]s",
-	actFailLinkExists:  "cannot create symbolic link %[2]s: %[3]s",
+// destFailure is the message of an action that fails the entry, and
+// false for one that does not.
+func destFailure(act action, src, dst string, why error) (string, bool) {
+	switch act {
+	case actFailIsDir:
+		return output.CannotOverwriteDirectory(dst), true
+	case actFailUnwritable:
+		return output.CannotCreateRegularFile(dst, why), true
+	case actFailImmutable:
+		return output.CannotRemove(dst, why), true
+	case actFailJustCreated:
+		return output.WillNotOverwriteJustCreated(dst, src), true
+	case actFailThroughLink:
+		return output.WillNotCopyThroughJustCreatedSymlink(src, dst), true
+	case actFailNoneFail:
+		return output.NotReplacing(dst), true
+	case actFailDangling:
+		return output.NotWritingThroughDanglingSymlink(dst), true
+	case actFailLoop:
+		return output.CannotStat(dst, why), true
+	case actFailLinkExists:
+		return output.EntryError(output.CreateSymbolicLink, dst, unix.EEXIST), true
+	}
+	return "", false
 }
 
 // failDest fails the entry, with its message, if act is a failure.
 func (j *job) failDest(ex destInfo, act action) bool {
-	f, failed := destFailures[act]
+	msg, failed := destFailure(act, j.src, j.dst, ex.why)
 	if failed {
-		why := ""
-		switch {
-		case act == actFailLinkExists:
-			why = errText(unix.EEXIST)
-		case ex.why != nil:
-			why = errText(ex.why)
-		}
-		j.r.fail(fmt.Sprintf(f, quote(j.src), quote(j.dst), why))
+		j.r.fail(msg)
 	}
 	return failed
 }
@@ -273,7 +278,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		return ex, false
 	case actSkipComplete:
 		if o.Debug {
-			j.r.out(fmt.Sprintf("skipped %s: already a complete copy (--resume)", quote(j.dst)))
+			j.r.out(output.SkippedComplete(j.dst))
 		}
 		if j.a.sums != nil {
 			j.sumComplete()
@@ -285,7 +290,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 		return ex, true
 	}
 	if backupIsSource(o, &j.e.st, j.dd, j.name) {
-		j.r.fail(fmt.Sprintf("backing up %s might destroy source;  %s not copied", quote(j.dst), quote(j.src)))
+		j.r.fail(output.BackingUpMightDestroySource(j.dst, j.src))
 		return ex, false
 	}
 	ex.backup = backupNameIn(o, j.dd, j.name, j.dst)
@@ -296,7 +301,7 @@ func (j *job) carryOut(ex destInfo, facts destFacts, update bool) (destInfo, boo
 // --update, a "no" to -i), as cp prints it.
 func debugSkipped(o *flags.Options, r *record, dst string) {
 	if o.Debug {
-		r.out(fmt.Sprintf("skipped %s", quote(dst)))
+		r.out(output.Skipped(dst))
 	}
 }
 
@@ -324,11 +329,11 @@ func overwriteQuestion(o *flags.Options, ex destInfo, f destFacts, dst string) s
 		mode := ex.st.Mode & 0o7777
 		perms := os.FileMode(mode).Perm().String()[1:]
 		if o.Force {
-			return fmt.Sprintf("replace %s, overriding mode %04o (%s)? ", quote(dst), mode, perms)
+			return output.ReplaceOverridingMode(dst, mode, perms)
 		}
-		return fmt.Sprintf("unwritable %s (mode %04o, %s); try anyway? ", quote(dst), mode, perms)
+		return output.UnwritableTryAnyway(dst, mode, perms)
 	}
-	return fmt.Sprintf("overwrite %s? ", quote(dst))
+	return output.Overwrite(dst)
 }
 
 // writable reports whether the effective user may write name in dirfd, as the

@@ -29,7 +29,7 @@ func (j *job) copySymlink() {
 		}
 		return
 	}
-	n := newEntry{what: "cannot create symbolic link", update: j.a.opts.Update == flags.UpdateOlder,
+	n := newEntry{what: output.CreateSymbolicLink, update: j.a.opts.Update == flags.UpdateOlder,
 		create: func(ent durability.Entry) error {
 			return unix.Symlinkat(link, ent.Dir, ent.Name)
 		}}
@@ -56,9 +56,9 @@ func (j *job) copySymlink() {
 // copySpecial recreates a FIFO, device node or socket (-r, -a).
 func (j *job) copySpecial() {
 	st := &j.e.st
-	what := "cannot create fifo"
+	what := output.CreateFifo
 	if m := st.Mode & unix.S_IFMT; m == unix.S_IFCHR || m == unix.S_IFBLK {
-		what = "cannot create special file"
+		what = output.CreateSpecialFile
 	}
 	mode := st.Mode & (unix.S_IFMT | 0o777)
 	if j.a.opts.NoPreserveMode {
@@ -104,7 +104,7 @@ func (j *job) makeHardLink(first *linkFirst) {
 	defer func() { j.e = e }()
 	// A further name of an inode already copied is linked whatever -u
 	// says, as with cp.
-	if j.makeEntry(newEntry{what: "cannot create hard link",
+	if j.makeEntry(newEntry{what: output.CreateHardLink,
 		create: func(ent durability.Entry) error {
 			return unix.Linkat(fd.Fd(), first.name, ent.Dir, ent.Name, 0)
 		},
@@ -153,7 +153,7 @@ func (j *job) makeEntry(n newEntry) bool {
 	if err := j.replaceEntry(dd, j.name, dst, n.create, n.finish); err != nil {
 		undo()
 		if becameDir(err, dd, j.name) {
-			j.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+			j.r.fail(output.CannotOverwriteDirectory(dst))
 		} else {
 			j.r.fail(output.EntryError(n.what, dst, err))
 		}

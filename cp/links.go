@@ -6,13 +6,13 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"fastcp/durability"
 	"fastcp/flags"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,16 +26,16 @@ func (j *job) linkEntry(follow bool) {
 	if !ok {
 		return
 	}
-	what := "cannot create hard link"
+	what := output.CreateHardLink
 	if o.Link == flags.LinkSymbolic {
-		what = "cannot create symbolic link"
+		what = output.CreateSymbolicLink
 		if !filepath.IsAbs(src) && !inCurrentDir(dst) {
-			j.r.fail(fmt.Sprintf("%s: can make relative symbolic links only in current directory", quotef(dst)))
+			j.r.fail(output.RelativeSymlinkOnlyInCurrentDirectory(dst))
 			return
 		}
 	}
 	fail := func(err error) {
-		j.r.fail(fmt.Sprintf("%s %s to %s: %s", what, quote(dst), quote(src), errText(err)))
+		j.r.fail(output.CannotCreateLinkTo(what, dst, src, err))
 	}
 	// A link replaces DEST by a rename (gnulib's force_linkat), so only a
 	// backup moves DEST away first.
@@ -84,20 +84,6 @@ func (j *job) linkEntry(follow bool) {
 		return
 	}
 	p.dirSync.Added()
-}
-
-// quotef is gnulib's quotef: the name as it is when it needs no quoting
-// for a shell, else quoted.
-func quotef(name string) string {
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("%+,-./:=@_^", c)) {
-			return quote(name)
-		}
-	}
-	if name == "" {
-		return quote(name)
-	}
-	return name
 }
 
 // unwrapPath is the errno inside a *os.PathError.

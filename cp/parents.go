@@ -98,7 +98,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return a.parentThere(r, srcDir, in, base, dstDir, sst, true)
 	case err == nil:
-		r.fail(fmt.Sprintf("%s exists but is not a directory", quote(dstDir)))
+		r.fail(output.ExistsButNotDirectory(dstDir))
 		return nil, false
 	case err != unix.ENOENT:
 		r.fail(output.CannotStat(dstDir, err))

@@ -3,7 +3,6 @@
 package cp
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,7 +213,7 @@ func intoItself(src string, sst *unix.Stat_t, dst string) string {
 		if unix.Stat(p, &st) == nil {
 			for {
 				if idOf(&st) == id {
-					return fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst))
+					return output.CannotCopyDirectoryIntoItself(src, dst)
 				}
 				var parent unix.Stat_t
 				if unix.Stat(p+"/..", &parent) != nil || idOf(&parent) == idOf(&st) {

@@ -478,7 +478,7 @@ func (c *fileCopy) openDest() bool {
 	if err != nil {
 		if errors.Is(err, durability.ErrIsSource) {
 			// Swapped for a link to SOURCE since the check (dest.go).
-			c.r.fail(fmt.Sprintf("%s and %s are the same file", quote(c.src), quote(dst)))
+			c.r.fail(output.SameFile(c.src, dst))
 			return false
 		}
 		if !c.inPlace && ex.st != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
@@ -701,7 +701,7 @@ func (c *fileCopy) commit(err error) bool {
 		dest.Abort()
 	}
 	if err != nil && becameDir(err, c.dd, c.name) {
-		c.r.fail(fmt.Sprintf("cannot overwrite directory %s with non-directory", quote(dst)))
+		c.r.fail(output.CannotOverwriteDirectory(dst))
 		return false
 	}
 	if err != nil {
@@ -822,7 +822,7 @@ func (j *job) openSource() (*sysx.File, unix.Stat_t, error) {
 	}
 	if idOf(&st) != idOf(&e.st) {
 		unix.Close(fd)
-		return nil, st, fmt.Errorf("skipping file %s, as it was replaced while being copied", quote(src))
+		return nil, st, errors.New(output.SkippingReplacedFile(src))
 	}
 	if flags&unix.O_NONBLOCK != 0 {
 		// The file the walk saw: blocking again, so that no call on it

@@ -24,6 +24,7 @@ import (
 var (
 	quote   = output.Quote
 	errText = output.ErrText
+	quotef  = output.Quotef
 )
 
 // app is one run of fastcp: what every entry's copy shares.

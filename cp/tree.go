@@ -4,7 +4,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -147,7 +146,7 @@ func (a *app) namedAgain(op operand, warn bool) bool {
 	}
 	if warn {
 		r := a.seq.open()
-		r.warn(fmt.Sprintf("source %s %s specified more than once", what, quote(op.src)))
+		r.warn(output.SpecifiedMoreThanOnce(what, op.src))
 		a.seq.close(r)
 	}
 	return true
@@ -189,7 +188,7 @@ func (a *app) copyEntries(sides []side, e *entry, src string) []*dirCopy {
 	}
 	if isDir(st) {
 		if !a.opts.Recursive {
-			a.seq.emit(true, fmt.Sprintf("-r not specified; omitting directory %s", quote(src)))
+			a.seq.emit(true, output.OmittingDirectory(src))
 			return nil
 		}
 		return a.copyDirs(js)
@@ -381,7 +380,7 @@ func (a *app) openDirCopies(js []*job) ([]*dirCopy, []string) {
 	}
 	if p.anc.has(idOf(st)) {
 		// A symbolic link (-L, -H) or a bind mount leading back up.
-		r.fail(fmt.Sprintf("cannot copy cyclic symbolic link %s", quote(src)))
+		r.fail(output.CannotCopyCyclicSymbolicLink(src))
 		quiet()
 		return ds, nil
 	}
@@ -483,7 +482,7 @@ func (j *job) openSourceDir(d *dirCopy, list bool) ([]string, error) {
 	}
 	if idOf(&sst) != idOf(&e.st) {
 		sd.Release()
-		j.r.fail(fmt.Sprintf("skipping directory %s, as it was replaced while being copied", quote(j.src)))
+		j.r.fail(output.SkippingReplacedDirectory(j.src))
 		return nil, errSkip
 	}
 	d.srcN = j.a.window.Child(p.srcN, e.name, follow, true, sd, idOf(&sst))
@@ -517,10 +516,10 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	}
 	switch {
 	case err == nil && !isDir(&dst0):
-		r.fail(fmt.Sprintf("cannot overwrite non-directory %s with directory %s", quote(dst), quote(src)))
+		r.fail(output.CannotOverwriteNonDirectory(dst, src))
 		return false
 	case err == nil && idOf(&dst0) == idOf(&d.e.st):
-		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
+		r.fail(output.CannotCopyDirectoryIntoItself(src, dst))
 		return false
 	case errors.Is(err, unix.ENOENT):
 		// Owner-writable while its entries are copied; the final mode
@@ -558,7 +557,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 	case !d.made && idOf(&dst1) == idOf(&d.e.st):
 		// The look above was at another entry than the one opened.
 		dd.Release()
-		r.fail(fmt.Sprintf("cannot copy a directory, %s, into itself, %s", quote(src), quote(dst)))
+		r.fail(output.CannotCopyDirectoryIntoItself(src, dst))
 		return false
 	}
 	d.dstN = a.window.Child(p.dstN, name, follow, false, dd, idOf(&dst1))

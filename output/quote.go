@@ -110,3 +110,17 @@ func escapeControl(r rune) string {
 	}
 	return b.String()
 }
+
+// Quotef is gnulib's quotef: the name as it is when it needs no quoting
+// for a shell, else quoted.
+func Quotef(name string) string {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("%+,-./:=@_^", c)) {
+			return Quote(name)
+		}
+	}
+	if name == "" {
+		return Quote(name)
+	}
+	return name
+}
