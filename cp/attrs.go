@@ -4,7 +4,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"unsafe"
@@ -57,7 +56,7 @@ func (a *app) preserveSome(p flags.Preserve, t target, st *unix.Stat_t, srcFd in
 			err = nil
 		}
 		if err != nil {
-			return output.WordedErr(err, "failed to preserve ownership for %s: %s", quote(name), errText(err))
+			return output.FailedToPreserveOwnership(name, err)
 		}
 		if t.st != nil && (t.st.Uid != st.Uid || t.st.Gid != st.Gid) {
 			// A chown ran; it clears set-ID bits, and then the mode is
@@ -73,7 +72,7 @@ func (a *app) preserveSome(p flags.Preserve, t target, st *unix.Stat_t, srcFd in
 	}
 	if p.Mode && !t.link {
 		if err := a.preserveMode(t, st, mode, srcFd, srcPath); err != nil {
-			return output.Wordedf("preserving permissions for %s: %s", quote(name), errText(err))
+			return output.PreservingPermissions(name, err)
 		}
 	}
 	if p.Xattr {
@@ -84,7 +83,7 @@ func (a *app) preserveSome(p flags.Preserve, t target, st *unix.Stat_t, srcFd in
 	if p.Timestamps {
 		ts := [2]unix.Timespec{{Sec: st.Atim.Sec, Nsec: st.Atim.Nsec}, {Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec}}
 		if err := t.utimes(&ts); err != nil {
-			return output.WordedErr(err, "preserving times for %s: %s", quote(name), errText(err))
+			return output.PreservingTimes(name, err)
 		}
 	}
 	return nil
@@ -225,7 +224,7 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		if isUnsupported(err) {
 			return nil
 		}
-		return output.Wordedf("listing attributes of %s: %s", quote(srcPath), errText(err))
+		return output.ListingAttributes(srcPath, err)
 	}
 	for _, n := range names {
 		if n == durability.MarkXattr || n == unfinishedXattr {
@@ -233,7 +232,7 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		}
 		val, err := getXattr(srcFd, srcPath, n)
 		if err != nil {
-			return output.Wordedf("getting attribute %s of %s: %s", quote(n), quote(srcPath), errText(err))
+			return output.GettingAttribute(n, srcPath, err)
 		}
 		err = ignoringEINTR(func() error {
 			if t.fd >= 0 {
@@ -246,10 +245,10 @@ func (a *app) copyXattrs(t target, srcFd int, srcPath, name string) error {
 		}
 		if err != nil && isUnsupported(err) {
 			// A filesystem without extended attributes, as cp words it.
-			return output.Wordedf("setting attributes for %s: %s", quote(name), errText(err))
+			return output.SettingAttributes(name, err)
 		}
 		if err != nil {
-			return output.Wordedf("setting attribute %s for %s: %s", quote(n), quote(name), errText(err))
+			return output.SettingAttribute(n, name, err)
 		}
 	}
 	return nil
@@ -292,7 +291,7 @@ func (j *job) keepDestXattrs(t target, path string, dst *unix.Stat_t) {
 	for _, x := range keep {
 		err := ignoringEINTR(func() error { return unix.Fsetxattr(t.fd, x.name, x.val, 0) })
 		if err != nil {
-			j.r.warn(fmt.Sprintf("%s lost its extended attribute %s: %s; --inplace keeps it", quote(name), quote(x.name), errText(err)))
+			j.r.warn(output.LostExtendedAttribute(name, x.name, err))
 		}
 	}
 }
@@ -313,15 +312,14 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 			// made it the mode wanted, a chmod would change nothing.
 			if st := dest.Stat; st == nil || st.Mode&0o7777 != mode {
 				if err := t.chmod(mode); err != nil {
-					return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+					return output.SettingPermissions(name, err)
 				}
 			}
 		} else {
 			if !a.opts.Preserve.Ownership && (dst.Uid != uint32(os.Geteuid()) || dst.Gid != uint32(os.Getegid())) {
 				// Before the chmod: chown clears set-user-ID bits.
 				if err := t.chown(int(dst.Uid), int(dst.Gid)); err != nil {
-					j.r.warn(fmt.Sprintf("%s now belongs to uid %d, gid %d (was %d, %d): %s; --inplace keeps the owner",
-						quote(name), os.Geteuid(), os.Getegid(), dst.Uid, dst.Gid, errText(err)))
+					j.r.warn(output.OwnerChanged(name, os.Geteuid(), os.Getegid(), dst.Uid, dst.Gid, err))
 				}
 				t.st = nil // its owner is no longer known
 			}
@@ -332,7 +330,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 			// The set-ID bits only where a write into DEST would keep
 			// them.
 			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
-				return output.Wordedf("setting permissions for %s: %s", quote(name), errText(err))
+				return output.SettingPermissions(name, err)
 			}
 		}
 	} else if !newFile {

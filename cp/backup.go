@@ -176,5 +176,5 @@ func copyingLine(src, dst, backup string) string {
 	if backup == "" {
 		return output.Copying(src, dst)
 	}
-	return fmt.Sprintf("%s (backup: %s)", output.Copying(src, dst), quote(backup))
+	return output.CopyingWithBackup(src, dst, backup)
 }

@@ -10,7 +10,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,15 +163,15 @@ func (a *app) openManifest() bool {
 		a.sums = m
 		return true
 	}
-	fail := func(format string, args ...any) bool {
-		a.seq.emit(true, fmt.Sprintf(format, args...))
+	fail := func(msg string) bool {
+		a.seq.emit(true, msg)
 		return false
 	}
 	file := o.ChecksumFile
 	target := a.manifestTarget()
 	dirPath, name := splitDest(file)
 	if name == "" || strings.HasSuffix(name, "/") || name == "." || name == ".." {
-		return fail("cannot create regular file %s: %s", quote(file), errText(unix.EISDIR))
+		return fail(output.CannotCreateRegularFile(file, unix.EISDIR))
 	}
 	dir, err := fsdir.Open(dirPath)
 	if err != nil {
@@ -182,7 +181,7 @@ func (a *app) openManifest() bool {
 			// there once it exists.
 			parent := filepath.Dir(filepath.Clean(target))
 			if err := unix.Faccessat(unix.AT_FDCWD, parent, unix.W_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
-				return fail("cannot create regular file %s: %s", quote(file), errText(err))
+				return fail(output.CannotCreateRegularFile(file, err))
 			}
 			m.later, m.laterDir, m.laterName = true, dirPath, name
 			m.relative, m.strip = true, target
@@ -190,11 +189,11 @@ func (a *app) openManifest() bool {
 			a.sums = m
 			return true
 		}
-		return fail("cannot create regular file %s: %s", quote(file), errText(err))
+		return fail(output.CannotCreateRegularFile(file, err))
 	}
 	defer dir.Release()
 	if msg := a.createManifest(m, dir, name); msg != "" {
-		return fail("%s", msg)
+		return fail(msg)
 	}
 	if target != "" {
 		a.relativeNames(m, dir, target)
@@ -221,9 +220,9 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 	}
 	if src, inside := a.manifestInSource(dir.Fd(), exists, &st); src != "" {
 		if inside {
-			return fmt.Sprintf("will not write the checksum file %s inside the source directory %s: it would be copied with it", quote(file), quote(src))
+			return output.ChecksumFileInsideSource(file, src)
 		}
-		return fmt.Sprintf("will not write the checksum file %s over the source %s", quote(file), quote(src))
+		return output.ChecksumFileOverSource(file, src)
 	}
 	if exists {
 		m.mode = st.Mode & 0o7777
@@ -372,14 +371,14 @@ func (a *app) finishManifest() {
 		err = d.Commit(nil)
 	}
 	if err != nil {
-		a.seq.emit(true, fmt.Sprintf("cannot write the checksum file %s: %s", quote(m.shown), manifestErrText(err)))
+		a.seq.emit(true, output.CannotWriteChecksumFile(m.shown, manifestErrText(err)))
 	}
 }
 
 // manifestErrText words a failure to write the manifest.
 func manifestErrText(err error) string {
 	if de, ok := err.(*durability.Error); ok {
-		return fmt.Sprintf("%s: %s", de.Op, errText(de.Err))
+		return output.StepFailed(string(de.Op), de.Err)
 	}
 	return errText(unwrapPath(err))
 }
@@ -405,7 +404,7 @@ func (j *job) sumComplete() {
 	if err != nil {
 		var sc *output.SourceChanged
 		if errors.As(err, &sc) {
-			j.r.fail(fmt.Sprintf("%s %s; it is not in the checksum file", quote(j.src), sc.What))
+			j.r.fail(output.ChangedNotInChecksumFile(j.src, sc.What))
 		} else {
 			j.r.fail(output.ErrorReading(j.src, err))
 		}

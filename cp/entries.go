@@ -8,7 +8,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 
 	"fastcp/durability"
 	"fastcp/flags"
@@ -190,32 +189,16 @@ func (j *job) reportLeftovers(dst string, left []durability.Leftover) {
 		switch {
 		case l.Removed:
 			if j.a.opts.Verbose {
-				j.r.out(fmt.Sprintf("removed %s", quote(shown)))
+				j.r.out(output.Removed(shown))
 			}
 		case l.Refused != "":
-			j.r.warn(fmt.Sprintf("leaving %s alone: %s", quote(shown), l.Refused))
+			j.r.warn(output.LeavingAlone(shown, l.Refused))
 		case l.Unmarked:
-			j.r.warn(fmt.Sprintf("%s has the name of a temporary file of fastcp but not its mark: left alone", quote(shown)))
+			j.r.warn(output.UnmarkedTemporary(shown))
 		default:
-			why := ""
-			if l.Why != "" {
-				why = " (" + l.Why + ")"
-			}
-			j.r.warn(fmt.Sprintf("%s may be left over from an interrupted copy to %s%s; %s",
-				quote(shown), quote(dst), why, removeHint(dst, l.Path, l.Side)))
+			j.r.warn(output.MayBeLeftOver(shown, dst, l.Why, output.RemoveHint(dst, l.Path, l.Side)))
 		}
 	}
-}
-
-// removeHint says how to remove the leftover temp (and its side record
-// side, if not ""), which could not be proved dead: the command, quoted
-// for a shell, and when to run it.
-func removeHint(dst, temp, side string) string {
-	files, it := quote(temp), "it"
-	if side != "" {
-		files, it = files+" "+quote(side), "them"
-	}
-	return fmt.Sprintf("if no copy to %s is running, remove %s: rm -- %s", quote(dst), it, files)
 }
 
 // replaceEntry puts a link, FIFO or device node at name in d (dst as

@@ -15,13 +15,13 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"fastcp/durability"
 	"fastcp/internal/fsdir"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -90,8 +90,7 @@ func (j *job) ownTimesOfLinks(ent durability.Entry) (ok bool, err error) {
 		if verdict != errFollows {
 			reason = errText(verdict)
 		}
-		j.r.warn(fmt.Sprintf("cannot preserve the ownership and times of symbolic links on the filesystem of %s: %s",
-			quote(filepath.Dir(j.dst)), reason))
+		j.r.warn(output.CannotPreserveLinkAttributes(filepath.Dir(j.dst), reason))
 	}
 	return verdict == nil, nil
 }

@@ -5,7 +5,6 @@ package cp
 // --parents: the source's parent directories made under the target.
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,7 +124,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	in.Hold()
 	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
 	if a.opts.Verbose {
-		r.out(fmt.Sprintf("%s -> %s", srcDir, dstDir))
+		r.out(output.CopyingParent(srcDir, dstDir))
 	}
 	return d, true
 }

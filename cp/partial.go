@@ -54,16 +54,16 @@ func (c *fileCopy) continuePartial(dopts durability.Options) bool {
 	case st.Size == 0:
 		why = "it is empty"
 	case st.Size >= before.Size:
-		why = fmt.Sprintf("it is not shorter than SOURCE (%d of %d bytes)", st.Size, before.Size)
+		why = output.PartialNotShorter(st.Size, before.Size)
 	case st.Uid != uint32(os.Geteuid()):
-		why = fmt.Sprintf("it is owned by uid %d, not by this user", st.Uid)
+		why = output.PartialOwnedBy(st.Uid)
 	case !olderThan(st, c.a.started):
 		why = "it was changed after this run began"
 	case st.Size < partialChunk:
-		why = fmt.Sprintf("it holds less than %s", output.Size(partialChunk))
+		why = output.PartialTooSmall(partialChunk)
 	}
 	if why != "" {
-		c.partialDebug("not continued: %s", why)
+		c.partialDebug(output.PartialNotContinued(why))
 		return true
 	}
 	in, name := ex.destEntry()
@@ -71,13 +71,13 @@ func (c *fileCopy) continuePartial(dopts durability.Options) bool {
 	// resolved): not a link that replaced it since.
 	fd, err := openat(in.Fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		c.partialDebug("not continued: %s", errText(err))
+		c.partialDebug(output.PartialNotContinued(errText(err)))
 		return true
 	}
 	defer unix.Close(fd)
 	var now unix.Stat_t
 	if err := unix.Fstat(fd, &now); err != nil || idOf(&now) != idOf(st) || now.Size != st.Size || now.Mtim != st.Mtim {
-		c.partialDebug("not continued: it changed while being looked at")
+		c.partialDebug(output.PartialNotContinued(output.PartialChanged))
 		return true
 	}
 	d, err := createDest(*ex, dopts)
@@ -93,23 +93,18 @@ func (c *fileCopy) continuePartial(dopts durability.Options) bool {
 	}
 	if keep == 0 {
 		d.Abort()
-		c.partialDebug("not continued: its first %s differs from SOURCE's (or it was written meanwhile)", output.Size(partialChunk))
+		c.partialDebug(output.PartialNotContinued(output.PartialDiffers(partialChunk)))
 		return true
 	}
-	how := "copied"
-	if cloned {
-		how = "shared with DEST (reflink)"
-	}
-	c.partialDebug("continued from %d: %d of its %d bytes equal SOURCE's from the start (the prefix kept is a multiple of %s), %s into %s",
-		keep, keep, st.Size, output.Size(partialChunk), how, quote(tempName(d)))
+	c.partialDebug(output.PartialContinued(keep, st.Size, partialChunk, cloned, tempName(d)))
 	c.dest, c.start = d, keep
 	return true
 }
 
 // partialDebug is --debug's line about DEST as a partial copy.
-func (c *fileCopy) partialDebug(format string, args ...any) {
+func (c *fileCopy) partialDebug(what string) {
 	if c.a.opts.Debug {
-		c.r.out(fmt.Sprintf("partial DEST %s: ", quote(c.dst)) + fmt.Sprintf(format, args...))
+		c.r.out(output.PartialDest(c.dst, what))
 	}
 }
 

@@ -9,7 +9,6 @@ package cp
 
 import (
 	"errors"
-	"fmt"
 	"hash"
 	"io"
 	"os"
@@ -351,24 +350,23 @@ func (c *fileCopy) resumeHash() {
 	switch {
 	case why != "":
 	case st.Alg == "":
-		why = "the leftover's record has no hash state"
+		why = output.NoHashState
 	case st.Alg != alg.String():
-		why = fmt.Sprintf("the leftover's hash state is %s's, not %s's", st.Alg, alg)
+		why = output.HashStateOf(st.Alg, alg.String())
 	default:
 		h, err := checksum.Resume(alg, st.State, st.Off)
 		if err != nil {
-			why = "the leftover's " + err.Error()
+			why = output.LeftoverHashState(err)
 			break
 		}
 		c.hash, c.hashedTo = h, st.Off
 		if c.a.opts.Debug {
-			c.r.out(fmt.Sprintf("checksum: %s state at offset %d taken from the leftover's record; %d bytes read again to %d",
-				alg, st.Off, c.start-st.Off, c.start))
+			c.r.out(output.ChecksumResumed(alg.String(), st.Off, c.start))
 		}
 		return
 	}
 	if c.a.opts.Debug {
-		c.r.out(fmt.Sprintf("checksum: %s: the %d bytes done are hashed again, read from SOURCE", why, c.start))
+		c.r.out(output.ChecksumHashedAgain(why, c.start))
 	}
 }
 
@@ -376,7 +374,7 @@ func (c *fileCopy) resumeHash() {
 // were read again for the hash as the change it is.
 func hashShort(err error) error {
 	if errors.Is(err, copier.ErrHashShort) {
-		return &output.SourceChanged{What: "changed size while being copied (it ended before the bytes copied were hashed)"}
+		return &output.SourceChanged{What: output.EndedBeforeHashed}
 	}
 	return err
 }
@@ -485,8 +483,7 @@ func (c *fileCopy) openDest() bool {
 			// DEST itself is writable (checked above), its directory is
 			// not: cp would write in place, the contract wants a
 			// temporary file there. Say why, and the way out.
-			c.r.fail(fmt.Sprintf("cannot create a temporary file in %s to replace %s: %s; --inplace writes into %s itself",
-				quote(ex.shownDir), quote(dst), errText(err), quote(dst)))
+			c.r.fail(output.CannotCreateTemporaryFile(ex.shownDir, dst, err))
 			return false
 		}
 		c.r.fail(output.CannotCreateRegularFile(dst, err))
@@ -524,8 +521,7 @@ func (c *fileCopy) dirSyncCaveat() {
 		return
 	}
 	if kind := fsdir.DirSyncUntrusted(int64(fs.Type)); kind != "" {
-		c.r.warn(fmt.Sprintf("--sync: %s is on a %s filesystem, whose directory fsync may not reach stable storage: the data is flushed, the name may not be",
-			quote(c.dst), kind))
+		c.r.warn(output.SyncNameMayNotSurvive(c.dst, kind))
 	}
 }
 
@@ -582,8 +578,7 @@ func (c *fileCopy) startCheckpoints() {
 			c.a.sideOnce.Do(func() {
 				// Said now, not in the entry's ordered record: a copy
 				// that is interrupted never prints that.
-				c.a.out.Warnf("--resume: the filesystem of %s keeps no user extended attributes; the resume records go into files beside the temporary files, as %s",
-					quote(c.dst), quote(side))
+				c.a.out.Warnf("%s", output.ResumeRecordsBeside(c.dst, side))
 			})
 		}
 	}
@@ -713,11 +708,11 @@ func (c *fileCopy) commit(err error) bool {
 		}
 		switch {
 		case dest.InPlace() && !c.special:
-			c.r.fail(fmt.Sprintf("%s was written in place (--inplace) and is now incomplete", quote(dst)))
+			c.r.fail(output.WrittenInPlaceIncomplete(dst, true))
 		case dest.InPlace() && !c.pseudo && c.copied > 0:
 			// A device or FIFO DEST, written in place: what a failure
 			// leaves in it is part of the copy, as after a signal.
-			c.r.fail(fmt.Sprintf("%s was written in place and is now incomplete", quote(dst)))
+			c.r.fail(output.WrittenInPlaceIncomplete(dst, false))
 		}
 		return false
 	}
@@ -739,25 +734,25 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 	var fresh *durability.FreshStart
 	switch {
 	case errors.As(err, &live):
-		c.r.fail(fmt.Sprintf("cannot resume the copy to %s: another copy to it is running (%s is locked)", quote(dst), quote(live.Temp)))
+		c.r.fail(output.CannotResumeRunning(dst, live.Temp))
 		return false
 	case errors.As(err, &fresh):
-		msg := fmt.Sprintf("copying %s from the start: %s (%s)", quote(dst), fresh.Why, fresh.Detail)
+		left, hint := "", ""
 		switch {
 		case fresh.Unjudged:
-			msg += fmt.Sprintf("; %s left alone; %s", quote(fresh.Temp), removeHint(dst, fresh.Temp, fresh.Side))
+			left, hint = fresh.Temp, output.RemoveHint(dst, fresh.Temp, fresh.Side)
 		case fresh.Kept:
-			msg += fmt.Sprintf("; %s left alone", quote(fresh.Temp))
+			left = fresh.Temp
 		}
-		c.r.warn(msg)
+		c.r.warn(output.CopyingFromTheStart(dst, fresh.Why, fresh.Detail, left, hint))
 		c.reportLeftovers(dst, fresh.Swept)
 	}
 	switch {
 	case c.dest != nil && c.a.opts.Debug:
-		c.r.out(fmt.Sprintf("resume: %s from offset %d of %d", quote(c.dest.TempPath()), c.start, before.Size))
+		c.r.out(output.ResumeFrom(c.dest.TempPath(), c.start, before.Size))
 		c.resumeHash()
 	case c.dest != nil && c.a.opts.Verbose && c.start > 0:
-		c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+		c.r.out(output.Resumed(dst, c.start, before.Size))
 		c.resumeHash()
 	case c.dest != nil:
 		c.resumeHash()
@@ -768,7 +763,7 @@ func (c *fileCopy) continueCopy(dopts durability.Options) bool {
 			return false
 		}
 		if c.dest != nil && c.a.opts.Verbose && !c.a.opts.Debug {
-			c.r.out(fmt.Sprintf("resumed %s at %s of %s", quote(dst), output.Size(c.start), output.Size(before.Size)))
+			c.r.out(output.Resumed(dst, c.start, before.Size))
 		}
 	}
 	return true
@@ -858,7 +853,7 @@ func (j *job) noCheckpoints(err error) {
 		if errors.Is(err, durability.ErrNoXattrs) {
 			why = "its filesystem takes no user extended attributes"
 		}
-		j.r.warn(fmt.Sprintf("--resume records no checkpoints for %s: %s; an interrupted copy will start over", quote(j.dst), why))
+		j.r.warn(output.NoCheckpoints(j.dst, why))
 	})
 }
 
@@ -884,9 +879,9 @@ func sourceChanged(f *sysx.File, before *unix.Stat_t, copied int64) error {
 	}
 	switch {
 	case after.Size != before.Size || copied != before.Size:
-		return &output.SourceChanged{What: fmt.Sprintf("changed size while being copied (%d bytes before, %d copied, %d now)", before.Size, copied, after.Size)}
+		return &output.SourceChanged{What: output.ChangedSize(before.Size, copied, after.Size)}
 	default:
-		return &output.SourceChanged{What: "was modified while being copied"}
+		return &output.SourceChanged{What: output.WasModified}
 	}
 }
 
@@ -906,7 +901,7 @@ func unverifiable(name string, st *unix.Stat_t, side string) string {
 	default:
 		kind = "not a regular file"
 	}
-	return fmt.Sprintf("cannot verify %s: the %s is %s, which cannot be read again; copy it without --verify", quote(name), side, kind)
+	return output.CannotVerify(name, side, kind)
 }
 
 // noData is the copy engine of --attributes-only: it copies nothing.

@@ -133,9 +133,7 @@ func (a *app) boundBuffers() {
 	}
 	a.bufferSize = max(maxBufferTotal/jobs, minBufferSize)
 	if o.BufferSize != 0 {
-		a.out.Warnf("--buffer-size=%s with -j %d would take %s; each copy uses %s (%s in all)",
-			output.Size(int64(o.BufferSize)), jobs, output.Size(int64(jobs)*int64(size)),
-			output.Size(int64(a.bufferSize)), output.Size(int64(jobs)*int64(a.bufferSize)))
+		a.out.Warnf("%s", output.BufferSizeBounded(int64(o.BufferSize), jobs, int64(size), int64(a.bufferSize)))
 	}
 }
 

@@ -5,7 +5,11 @@ package cp
 // The SELinux options (-Z, --context, --preserve=context) on a system
 // fastcp treats as without SELinux.
 
-import "golang.org/x/sys/unix"
+import (
+	"fastcp/output"
+
+	"golang.org/x/sys/unix"
+)
 
 // selinuxChecks does what cp does with -Z, --context and
 // --preserve=context on a system without SELinux, which is what fastcp
@@ -19,18 +23,18 @@ func (a *app) selinuxChecks() bool {
 	if selinuxEnabled() {
 		// cp would set or copy contexts here; fastcp cannot, and says so.
 		if o.PreserveContext {
-			a.seq.emit(true, "cannot preserve security context: fastcp does not copy SELinux contexts")
+			a.seq.emit(true, output.NoContextCopy)
 			return true
 		}
-		a.out.Warnf("ignoring --context: fastcp does not set SELinux contexts")
+		a.out.Warnf("%s", output.IgnoringContext)
 		return false
 	}
 	if o.PreserveContext {
-		a.seq.emit(true, "cannot preserve security context without an SELinux-enabled kernel")
+		a.seq.emit(true, output.NoContextWithoutSELinux)
 		return true
 	}
 	if o.ContextArg {
-		a.out.Warnf("ignoring --context; it requires an SELinux-enabled kernel")
+		a.out.Warnf("%s", output.IgnoringContextWithoutSELinux)
 	}
 	return false
 }

@@ -3,10 +3,9 @@
 package cp
 
 import (
-	"fmt"
-
 	"fastcp/flags"
 	"fastcp/internal/fsdir"
+	"fastcp/output"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,10 +37,8 @@ func checkTargets(o *flags.Options) *flags.UsageError {
 		last := o.Operands[n-1]
 		var st unix.Stat_t
 		if unix.Stat(last, &st) == nil && isDir(&st) {
-			return &flags.UsageError{
-				Msg:  fmt.Sprintf("with several --target-directory (-t), every operand is a SOURCE, and %s is a directory", quote(last)),
-				Hint: fmt.Sprintf("Add -t %s to copy into it too, or -r to copy it into each DIRECTORY.", quote(last)),
-			}
+			msg, hint := output.LastOperandIsDirectory(last)
+			return &flags.UsageError{Msg: msg, Hint: hint}
 		}
 	}
 	return nil

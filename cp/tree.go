@@ -644,7 +644,7 @@ func (a *app) setDirAttrs(d *dirCopy, near *fsdir.Node, dd *dir) error {
 	if d.srcN != nil && (p.Mode || p.Xattr) {
 		sd, err := d.srcN.GetNear(near)
 		if err != nil {
-			return output.Wordedf("cannot access %s: %s", quote(d.srcPath), errText(err))
+			return output.Wordedf("%s", output.CannotAccess(d.srcPath, err))
 		}
 		defer d.srcN.Put()
 		srcFd = sd.Fd()
@@ -665,7 +665,7 @@ func (a *app) setDirAttrsFrom(d *dirCopy, st *unix.Stat_t, srcFd int, dd *dir) e
 		// The directory took its parent's default ACL as its own at the
 		// mkdir: its own default ACL is the one that applied.
 		if e := t.chmod(newMode(a.opts, a.umask, st.Mode, true, a.createKeeps(sysx.FdPath(dd.Fd(), "")))); e != nil {
-			err = output.Wordedf("setting permissions for %s: %s", quote(d.dstPath), errText(e))
+			err = output.SettingPermissions(d.dstPath, e)
 		}
 	}
 	if d.created {
