@@ -4,12 +4,14 @@ package cp
 
 // DEST's replacement rule: what happens to an existing DEST, decided from
 // what DEST is and the options alone. It is the one place that says when a
-// DEST is skipped, refused, replaced, written in place or made anew; the
+// DEST is skipped, refused, replaced, written in place, made anew, kept
+// with its data (--attributes-only) or merged into (a directory); the
 // callers gather the facts (a stat, an access check, a symbolic link that
 // dangles or loops) and carry the decision out. It also says when the copy
 // goes to SOURCE's own backup name instead (intoOwnBackup), and so whether
-// DEST is backed up at all (app.backups). Whether the data then goes into DEST itself or into a
-// temporary file renamed over it is durability's in-place rule
+// DEST is backed up at all (app.backups), and what a directory SOURCE does
+// with its DEST (decideDir). Whether the data then goes into DEST itself or
+// into a temporary file renamed over it is durability's in-place rule
 // (durability.WritesInPlace), which decide asks.
 
 import (
@@ -36,6 +38,9 @@ const (
 	actFailDangling                  // "not writing through dangling symlink ..."
 	actFailLoop                      // "cannot stat ...: Too many levels of symbolic links"
 	actFailLinkExists                // "cannot create symbolic link ...: File exists" (--attributes-only)
+	actKeepData                      // DEST keeps its data and gets the attributes asked for (--attributes-only)
+	actMerge                         // DEST is a directory that a directory SOURCE is copied into
+	actFailNotDir                    // "cannot overwrite non-directory ... with directory ..."
 )
 
 // destFacts is what the caller found out about DEST.
@@ -143,6 +148,11 @@ func decide(f destFacts, o decideOpts) decision {
 		d.act = actReplace
 	case o.removeDestination, o.backup:
 		d.act = actReplaceAsNew
+	case o.attributesOnly && (f.kind == durability.KindRegular || f.kind == durability.KindPseudo):
+		// cp --attributes-only opens DEST without truncating it: its
+		// data stay, it gets the attributes asked for. (An unwritable
+		// DEST is not looked for: the open says so.)
+		d.act = actKeepData
 	case f.kind == durability.KindSymlink:
 		// A link that is not written through (a loop under -f): the
 		// link itself is replaced by a new file.
@@ -159,4 +169,18 @@ func decide(f destFacts, o decideOpts) decision {
 		d.act = actReplace
 	}
 	return d
+}
+
+// decideDir is the rule for a directory SOURCE and what its DEST is
+// (f.kind, not followed, or followed under --keep-directory-symlink): a
+// directory is merged into, whatever the options; no DEST is made anew;
+// anything else is refused.
+func decideDir(f destFacts) action {
+	switch f.kind {
+	case durability.KindNone:
+		return actNew
+	case durability.KindDir:
+		return actMerge
+	}
+	return actFailNotDir
 }

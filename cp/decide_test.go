@@ -293,3 +293,67 @@ func TestDecideAttributesOnlyLink(t *testing.T) {
 		}
 	}
 }
+
+// --attributes-only keeps an existing regular DEST's data (a file of a
+// pseudo filesystem too) wherever the copy would otherwise write it in
+// place or replace it; the rules that skip, refuse, remove or back up
+// DEST come first, and any other DEST is decided as without it.
+func TestDecideAttributesOnlyKeepsData(t *testing.T) {
+	reg := destFacts{kind: durability.KindRegular}
+	ao := decideOpts{attributesOnly: true, data: true}
+	with := func(f func(*decideOpts)) decideOpts { o := ao; f(&o); return o }
+	tests := []struct {
+		name string
+		f    destFacts
+		o    decideOpts
+		want action
+		ask  bool
+	}{
+		{"regular", reg, ao, actKeepData, false},
+		{"regular, -i", reg, with(func(o *decideOpts) { o.interactive = true }), actKeepData, true},
+		{"regular, --inplace", reg, with(func(o *decideOpts) { o.inPlace = true }), actKeepData, false},
+		{"regular, -f", reg, with(func(o *decideOpts) { o.force = true }), actKeepData, false},
+		{"pseudo", destFacts{kind: durability.KindPseudo}, ao, actKeepData, false},
+		{"regular, --remove-destination", reg, with(func(o *decideOpts) { o.removeDestination = true }), actReplaceAsNew, false},
+		{"regular, -b", reg, with(func(o *decideOpts) { o.backup = true }), actReplaceAsNew, false},
+		{"regular, -n", reg, with(func(o *decideOpts) { o.noClobber = true }), actSkip, false},
+		{"just created", destFacts{kind: durability.KindRegular, justCreated: true}, ao, actFailJustCreated, false},
+		{"no DEST", destFacts{}, ao, actNew, false},
+		{"directory", destFacts{kind: durability.KindDir}, ao, actFailIsDir, false},
+		{"device", destFacts{kind: durability.KindDevice}, ao, actInPlace, false},
+		{"fifo", destFacts{kind: durability.KindFIFO}, ao, actInPlace, false},
+		{"symbolic link", destFacts{kind: durability.KindSymlink}, ao, actReplaceAsNew, false},
+		{"regular, without --attributes-only", reg, decideOpts{data: true}, actReplace, false},
+	}
+	for _, tt := range tests {
+		if got := decide(tt.f, tt.o); got.act != tt.want || got.ask != tt.ask {
+			t.Errorf("%s: %v ask=%v, want %v ask=%v", tt.name, got.act, got.ask, tt.want, tt.ask)
+		}
+	}
+}
+
+// A directory SOURCE is merged into a directory DEST, makes one where
+// there is none, and is refused over anything else, a symbolic link
+// (not followed) included.
+func TestDecideDir(t *testing.T) {
+	want := map[durability.Kind]action{
+		durability.KindNone:    actNew,
+		durability.KindDir:     actMerge,
+		durability.KindRegular: actFailNotDir,
+		durability.KindSymlink: actFailNotDir,
+		durability.KindDevice:  actFailNotDir,
+		durability.KindFIFO:    actFailNotDir,
+		durability.KindPseudo:  actFailNotDir,
+	}
+	for k, w := range want {
+		if got := decideDir(destFacts{kind: k}); got != w {
+			t.Errorf("kind %d: %v, want %v", k, got, w)
+		}
+	}
+	if msg, failed := destFailure(actFailNotDir, "s", "d", nil); !failed || msg != "cannot overwrite non-directory 'd' with directory 's'" {
+		t.Errorf("actFailNotDir: %q %v", msg, failed)
+	}
+	if _, failed := destFailure(actMerge, "s", "d", nil); failed {
+		t.Error("actMerge fails the entry")
+	}
+}

@@ -251,6 +251,8 @@ func destFailure(act action, src, dst string, why error) (string, bool) {
 		return output.CannotStat(dst, why), true
 	case actFailLinkExists:
 		return output.EntryError(output.CreateSymbolicLink, dst, unix.EEXIST), true
+	case actFailNotDir:
+		return output.CannotOverwriteNonDirectory(dst, src), true
 	}
 	return "", false
 }

@@ -99,10 +99,8 @@ func copyFiles(js []*job) []bool {
 	for _, c := range cs {
 		c.srcF, c.before = srcF, before
 		c.classify()
-		if o, ex := a.opts, &c.ex; o.AttributesOnly && ex.st != nil && isRegular(ex.st) && (ex.act == actReplace || c.inPlace) {
-			// cp --attributes-only opens DEST without truncating it: its data
-			// stay, it gets the attributes asked for.
-			ok[c.slot] = c.attributesOnly(srcF, ex.path)
+		if c.ex.act == actKeepData {
+			ok[c.slot] = c.attributesOnly(srcF, c.ex.path)
 			continue
 		}
 		if !c.openDest() {

@@ -514,14 +514,23 @@ func (j *job) openDestDir(d *dirCopy) bool {
 			dst0, follow = t, true
 		}
 	}
+	var facts destFacts
+	if err == nil {
+		facts.kind = durability.KindOf(&dst0, false)
+	}
+	act := decideDir(facts)
 	switch {
-	case err == nil && !isDir(&dst0):
-		r.fail(output.CannotOverwriteNonDirectory(dst, src))
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		r.fail(output.CannotStat(dst, err))
 		return false
-	case err == nil && idOf(&dst0) == idOf(&d.e.st):
+	case act == actFailNotDir:
+		msg, _ := destFailure(act, src, dst, nil)
+		r.fail(msg)
+		return false
+	case act == actMerge && idOf(&dst0) == idOf(&d.e.st):
 		r.fail(output.CannotCopyDirectoryIntoItself(src, dst))
 		return false
-	case errors.Is(err, unix.ENOENT):
+	case act == actNew:
 		// Owner-writable while its entries are copied; the final mode
 		// comes at the end (a read-only source directory stays
 		// copyable).
@@ -542,9 +551,6 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		if a.opts.Verbose {
 			r.out(output.Copying(src, dst))
 		}
-	case err != nil:
-		r.fail(output.CannotStat(dst, err))
-		return false
 	}
 	dd, dst1, err := pd.OpenReadable(name, follow)
 	switch {
