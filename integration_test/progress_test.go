@@ -239,7 +239,9 @@ func TestProgressBarFitsTheTerminal(t *testing.T) {
 				if !strings.HasPrefix(line, "copying ") {
 					t.Errorf("a redraw without the copying word: %q", line)
 				}
-				if cols >= 80 && strings.Contains(line, "% [") && !siRate.MatchString(line) {
+				// Before the first byte there is no rate to show (a
+				// bar drawn at once on a busy machine): "0 B/8 MiB".
+				if cols >= 80 && strings.Contains(line, "% [") && !strings.Contains(line, " 0 B/") && !siRate.MatchString(line) {
 					t.Errorf("no rate at %d columns: %q", cols, line)
 				}
 			}
