@@ -286,8 +286,17 @@ func sharedHash(live []*fileCopy, start int64) (hash.Hash, error) {
 }
 
 // commitAll commits every copy of live whose error is nil, and gives up
-// the others, at once: each DEST's flush waits for its own device.
+// the others, at once where a commit waits for a device (--sync, --verify,
+// or a file large enough for its writeback to be under way): each DEST's
+// flush waits for its own. Otherwise one after the other, in -t order:
+// a small file's commit is a few calls, which goroutines only slow down.
 func commitAll(live []*fileCopy, errs []error, ok []bool) {
+	if o := live[0].a.opts; o.Sync == durability.SyncNone && !o.Verify && live[0].before.Size < commitAtOnceMin {
+		for i, c := range live {
+			ok[c.slot] = c.finish(errs[i])
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for i, c := range live {
 		wg.Add(1)
@@ -298,6 +307,11 @@ func commitAll(live []*fileCopy, errs []error, ok []bool) {
 	}
 	wg.Wait()
 }
+
+// commitAtOnceMin is the size from which the commits of one SOURCE's
+// DESTs run at once without --sync or --verify: the writeback that the
+// copy started may be what a commit waits for.
+const commitAtOnceMin = 8 << 20
 
 // hashSnapEvery is how often the hash keeps its state for --resume's
 // checkpoints: where a resumed copy can go on from (0: never).
