@@ -3,6 +3,7 @@
 package copier
 
 import (
+	"fastcp/internal/sysx"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -291,20 +292,12 @@ func (l *fanLoop) small() (int64, bool) {
 	return end, true
 }
 
-// preadFullCount is preadFull counting its calls.
+// preadFullCount is preadFull counting its calls, each attempt one.
 func (s *sysCalls) preadFullCount(fd int, b []byte, off int64, calls *int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := retry(calls, func() (int, error) { return s.pread(fd, b[n:], off+int64(n)) })
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
+	return sysx.PreadFull(func(fd int, p []byte, off int64) (int, error) {
+		*calls++
+		return s.pread(fd, p, off)
+	}, fd, b, off)
 }
 
 // openDirect opens the source again with O_DIRECT, for the reads. false:
