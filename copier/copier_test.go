@@ -4,9 +4,9 @@ package copier
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fastcp/internal/sysx"
+	"fastcp/internal/testdata"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -55,19 +55,10 @@ func inject[T any](t *testing.T, p *T, v T) {
 
 // randomBytes returns n bytes that follow no pattern a copy at a wrong
 // offset could match, from a seed of their own: two calls give different
-// bytes. splitmix64: a test's data, not a secret, made in a fraction of
-// crypto/rand's time, which was most of these tests' CPU.
+// bytes.
 func randomBytes(t *testing.T, n int) []byte {
 	t.Helper()
-	b := make([]byte, n+7)
-	x := rand.Uint64()
-	for i := 0; i < n; i += 8 {
-		x += 0x9e3779b97f4a7c15
-		z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		binary.LittleEndian.PutUint64(b[i:], z^z>>31)
-	}
-	return b[:n:n]
+	return testdata.Bytes(n, rand.Uint64())
 }
 
 // pair makes a source file holding data and an empty destination file.

@@ -72,6 +72,11 @@ func tidy(name string) string {
 	if tidied(name) {
 		return name
 	}
+	return tidySplit(name)
+}
+
+// tidySplit is tidy without its shortcut: every name split and joined.
+func tidySplit(name string) string {
 	parts := strings.Split(name, "/")
 	kept := parts[:0]
 	for i, p := range parts {

@@ -269,13 +269,7 @@ func TestOwnBackupHasNoBackups(t *testing.T) {
 // that skip or refuse DEST outright come before.
 func TestDecideAttributesOnlyLink(t *testing.T) {
 	link := destFacts{kind: durability.KindRegular, newLink: true}
-	tests := []struct {
-		name string
-		f    destFacts
-		o    decideOpts
-		want action
-		ask  bool
-	}{
+	checkDecide(t, []decideCase{
 		{"link", link, decideOpts{attributesOnly: true}, actFailLinkExists, false},
 		{"link, -i", link, decideOpts{attributesOnly: true, interactive: true}, actFailLinkExists, true},
 		{"link over a link", destFacts{kind: durability.KindSymlink, newLink: true}, decideOpts{attributesOnly: true}, actFailLinkExists, false},
@@ -286,12 +280,7 @@ func TestDecideAttributesOnlyLink(t *testing.T) {
 		{"link into a directory", destFacts{kind: durability.KindDir, newLink: true}, decideOpts{attributesOnly: true}, actFailIsDir, false},
 		{"link, without --attributes-only", link, decideOpts{}, actReplace, false},
 		{"special file", destFacts{kind: durability.KindRegular}, decideOpts{attributesOnly: true}, actReplace, false},
-	}
-	for _, tt := range tests {
-		if got := decide(tt.f, tt.o); got.act != tt.want || got.ask != tt.ask {
-			t.Errorf("%s: %v ask=%v, want %v ask=%v", tt.name, got.act, got.ask, tt.want, tt.ask)
-		}
-	}
+	})
 }
 
 // --attributes-only keeps an existing regular DEST's data (a file of a
@@ -302,13 +291,7 @@ func TestDecideAttributesOnlyKeepsData(t *testing.T) {
 	reg := destFacts{kind: durability.KindRegular}
 	ao := decideOpts{attributesOnly: true, data: true}
 	with := func(f func(*decideOpts)) decideOpts { o := ao; f(&o); return o }
-	tests := []struct {
-		name string
-		f    destFacts
-		o    decideOpts
-		want action
-		ask  bool
-	}{
+	checkDecide(t, []decideCase{
 		{"regular", reg, ao, actKeepData, false},
 		{"regular, -i", reg, with(func(o *decideOpts) { o.interactive = true }), actKeepData, true},
 		{"regular, --inplace", reg, with(func(o *decideOpts) { o.inPlace = true }), actKeepData, false},
@@ -324,12 +307,7 @@ func TestDecideAttributesOnlyKeepsData(t *testing.T) {
 		{"fifo", destFacts{kind: durability.KindFIFO}, ao, actInPlace, false},
 		{"symbolic link", destFacts{kind: durability.KindSymlink}, ao, actReplaceAsNew, false},
 		{"regular, without --attributes-only", reg, decideOpts{data: true}, actReplace, false},
-	}
-	for _, tt := range tests {
-		if got := decide(tt.f, tt.o); got.act != tt.want || got.ask != tt.ask {
-			t.Errorf("%s: %v ask=%v, want %v ask=%v", tt.name, got.act, got.ask, tt.want, tt.ask)
-		}
-	}
+	})
 }
 
 // A directory SOURCE is merged into a directory DEST, makes one where
@@ -355,5 +333,25 @@ func TestDecideDir(t *testing.T) {
 	}
 	if _, failed := destFailure(actMerge, "s", "d", nil); failed {
 		t.Error("actMerge fails the entry")
+	}
+}
+
+// decideCase is one row of a table of decide's answers: the action, and
+// whether -i asks first.
+type decideCase struct {
+	name string
+	f    destFacts
+	o    decideOpts
+	want action
+	ask  bool
+}
+
+// checkDecide fails the rows of tests that decide answers otherwise.
+func checkDecide(t *testing.T, tests []decideCase) {
+	t.Helper()
+	for _, tt := range tests {
+		if got := decide(tt.f, tt.o); got.act != tt.want || got.ask != tt.ask {
+			t.Errorf("%s: %v ask=%v, want %v ask=%v", tt.name, got.act, got.ask, tt.want, tt.ask)
+		}
 	}
 }

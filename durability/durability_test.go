@@ -4,10 +4,10 @@ package durability
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
+	"fastcp/internal/testdata"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,19 +194,8 @@ func copyInto(t *testing.T, d *Destination, data []byte, chunk int) {
 	}
 }
 
-// randomData returns n bytes without a pattern, the same for every call
-// (splitmix64 from a fixed seed: cheap, and a test's data is no secret).
-func randomData(n int) []byte {
-	b := make([]byte, n+7)
-	x := uint64(0x0102030000000000)
-	for i := 0; i < n; i += 8 {
-		x += 0x9e3779b97f4a7c15
-		z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		binary.LittleEndian.PutUint64(b[i:], z^z>>31)
-	}
-	return b[:n:n]
-}
+// randomData returns n bytes without a pattern, the same for every call.
+func randomData(n int) []byte { return testdata.Bytes(n, 0x0102030000000000) }
 
 // assertOld fails unless dest still holds the old contents.
 func assertOld(t *testing.T, dest string) {
