@@ -295,7 +295,8 @@ func TestChecksumSourceChangedNoLine(t *testing.T) {
 	log := join(t.TempDir(), "strace.log")
 	done := make(chan traced, 1)
 	go func() {
-		done <- faultStraceLog(t, dir, log, []string{"-e", "trace=pwrite64", "-e", "inject=pwrite64:delay_enter=20000"},
+		// 32 writes of 64 KiB, 60 ms each: about 2 s in which to change src.
+		done <- faultStraceLog(t, dir, log, []string{"-e", "trace=pwrite64", "-e", "inject=pwrite64:delay_enter=60000"},
 			"--strategy=rw", "--buffer-size=64K", "--checksum-file=out/S", "other", "src", "out")
 	}()
 	if !waitFor(func() bool {
@@ -310,6 +311,11 @@ func TestChecksumSourceChangedNoLine(t *testing.T) {
 	}
 	f.Write([]byte("more"))
 	f.Close()
+	// The change must land while src is still being copied, or this test
+	// proves nothing: the temporary file is still open after the append.
+	if len(openTempsAnywhere(out)) == 0 {
+		t.Fatal("src's copy ended before src changed: the injected delay is too short for this machine")
+	}
 	tr := <-done
 	wantOneLineError(t, tr.result, "'src' changed size while being copied", "'out/src' was not replaced")
 	assertNotExist(t, join(out, "src"))

@@ -878,7 +878,8 @@ func changeWhileCopying(t *testing.T, dir string, change func()) traced {
 	log := join(t.TempDir(), "strace.log")
 	done := make(chan traced, 1)
 	go func() {
-		done <- faultStraceLog(t, dir, log, []string{"-e", "trace=pwrite64", "-e", "inject=pwrite64:delay_enter=20000"},
+		// 32 writes of 64 KiB, 60 ms each: about 2 s in which to change src.
+		done <- faultStraceLog(t, dir, log, []string{"-e", "trace=pwrite64", "-e", "inject=pwrite64:delay_enter=60000"},
 			"--strategy=rw", "--buffer-size=64K", "src", "dst")
 	}()
 	if !waitFor(func() bool {
@@ -892,6 +893,11 @@ func changeWhileCopying(t *testing.T, dir string, change func()) traced {
 		t.Fatal("no temporary file with data appeared")
 	}
 	change()
+	// The change must land while src is still being copied, or the test
+	// proves nothing: the temporary file is still open after it.
+	if len(openTempsAnywhere(dir)) == 0 {
+		t.Fatal("src's copy ended before src changed: the injected delay is too short for this machine")
+	}
 	select {
 	case tr := <-done:
 		return tr
