@@ -203,3 +203,34 @@ func TestVerifyRefusesStreamsUpFront(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
 }
+
+// Jobs: -i copies one file at a time, else -j wins; without it a tree or
+// several SOURCEs get autoJobs workers, a single file one copy.
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args string
+		want int
+	}{
+		{"a b", 1},
+		{"-j 3 a b", 3},
+		{"-r a b", autoJobs},
+		{"-a a b", autoJobs},
+		{"-r -j 1 a b", 1},
+		{"-r -j 8 a b", 8},
+		{"a b c", autoJobs},
+		{"-t c a", 1},
+		{"-t c a b", autoJobs},
+		{"-t c -t d a", 1},
+		{"-r -i a b", 1},
+		{"-r -i -j 2 a b", 1},
+	} {
+		opts, err := flags.ParseEnv(strings.Fields(c.args), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		if got := Jobs(opts); got != c.want {
+			t.Errorf("Jobs(%s) = %d, want %d", c.args, got, c.want)
+		}
+	}
+}

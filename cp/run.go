@@ -30,6 +30,7 @@ var (
 // app is one run of fastcp: what every entry's copy shares.
 type app struct {
 	opts *flags.Options
+	jobs int // copies at once (Jobs)
 	// ownBackup: the copy is SOURCE's own backup (intoOwnBackup), made
 	// without backups.
 	ownBackup bool
@@ -81,6 +82,7 @@ type app struct {
 func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *durability.Session) (failed bool) {
 	a := &app{opts: opts, out: out, stdin: bufio.NewReader(stdin), session: session, swaps: newSwapFiles(), started: time.Now().UnixNano()}
 	a.seq.out = out
+	a.jobs = Jobs(opts)
 	a.umask = uint32(unix.Umask(0))
 	unix.Umask(int(a.umask))
 	if a.selinuxChecks() {
@@ -95,15 +97,12 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 		return true
 	}
 	a.seq.sums = a.sums
-	copyDirs, scanDirs := windowSizes(opts.Jobs)
+	copyDirs, scanDirs := windowSizes(a.jobs)
 	a.window = fsdir.NewWindow(copyDirs)
 	a.cwdNode = a.window.Fixed(cwd)
 	p := a.makePlan()
 	a.startProgress(p, scanDirs)
-	if !opts.Interactive {
-		// -i asks in order: no workers.
-		a.sched.start(opts.Jobs)
-	}
+	a.sched.start(a.jobs)
 	a.copyAll(p)
 	a.finish()
 	a.finishManifest()
@@ -112,6 +111,30 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	}
 	return a.seq.failed
 }
+
+// Jobs is how many files opts copies at once: one with -i (it asks in
+// order), else -j's N, else one for a single SOURCE file, else autoJobs.
+// Workers pay off on trees even on one spinning disk's warm cache, and
+// on a network filesystem each one hides a round trip; -j 1 copies one
+// file at a time as cp does (figures: docs/measurements.md).
+func Jobs(opts *flags.Options) int {
+	sources := len(opts.Operands)
+	if !opts.HasTargetDir() {
+		sources-- // the last operand is DEST
+	}
+	switch {
+	case opts.Interactive:
+		return 1 // -i asks in order
+	case opts.Jobs > 0:
+		return opts.Jobs
+	case !opts.Recursive && sources <= 1:
+		return 1
+	}
+	return autoJobs
+}
+
+// autoJobs is the number of workers a tree gets without -j.
+const autoJobs = 4
 
 // maxBufferTotal bounds the rw loop's buffers of all -j copies together:
 // with the direct I/O rings (copier.DirectBudgetBytes) a run holds at most
@@ -123,7 +146,7 @@ const maxBufferTotal = 64<<20 - copier.DirectBudgetBytes
 func (a *app) boundBuffers() {
 	o := a.opts
 	a.bufferSize = o.BufferSize
-	jobs := max(o.Jobs, 1)
+	jobs := a.jobs
 	size := o.BufferSize
 	if size == 0 {
 		size = copier.DefaultBufferSize

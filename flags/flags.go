@@ -150,7 +150,9 @@ type Options struct {
 	// Resume continues an interrupted copy to the same DEST from its last
 	// checkpoint (and, with -r, skips files already copied completely).
 	Resume bool
-	Jobs   int
+	// Jobs is -j: how many files are copied at once; 0 when not given,
+	// and cp then chooses (cp.Jobs).
+	Jobs int
 
 	Benchmark bool
 	BenchSize int64
@@ -252,7 +254,7 @@ func (st *parseState) settleUpdate(o *Options) {
 const noValue = "\x00"
 
 func defaultOptions() *Options {
-	return &Options{Jobs: 1, BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
+	return &Options{BenchSize: DefaultBenchSize, BenchRuns: DefaultBenchRuns}
 }
 
 // onlyOperands reports whether no argument can be an option: none starts

@@ -121,7 +121,7 @@ func TestOptions(t *testing.T) {
 		{[]string{"-j4", "a", "b"}, func(o *Options) bool { return o.Jobs == 4 }},
 		{[]string{"--jobs=8", "a", "b"}, func(o *Options) bool { return o.Jobs == 8 }},
 		{[]string{"a", "b"}, func(o *Options) bool {
-			return o.Jobs == 1 && o.Strategy == copier.Auto && o.Sync == durability.SyncNone && o.Deref == DerefDefault
+			return o.Jobs == 0 && o.Strategy == copier.Auto && o.Sync == durability.SyncNone && o.Deref == DerefDefault
 		}},
 		{[]string{"--benchmark"}, func(o *Options) bool {
 			return o.Benchmark && o.BenchSize == 256<<20 && o.BenchRuns == 3 && len(o.Operands) == 0

@@ -87,7 +87,7 @@ func FuzzParse(f *testing.F) {
 // checkOptions asserts what every accepted command line must give.
 func checkOptions(t *testing.T, args []string, o *Options) {
 	t.Helper()
-	if o.Jobs < 1 || o.Jobs > 1024 || o.BufferSize < 0 || o.BufferSize > maxBufferSize ||
+	if o.Jobs < 0 || o.Jobs > 1024 || o.BufferSize < 0 || o.BufferSize > maxBufferSize ||
 		o.BenchRuns < 1 || o.BenchRuns > 1000 || o.BenchSize < 4<<10 {
 		t.Fatalf("Parse(%q) accepted out-of-range values: %+v", args, o)
 	}

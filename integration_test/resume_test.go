@@ -634,11 +634,12 @@ func TestResumeTree(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("the rerun: %v", r)
 	}
-	// The file being copied at the kill may have left a leftover without a
-	// checkpoint yet: it starts over, and says so. One killed at its rename
-	// has lost its mark already (DEST must appear with its attributes
-	// final): it is not provably fastcp's, so it starts over beside it and
-	// leaves it alone.
+	// The files being copied at the kill may have left leftovers without
+	// a checkpoint yet: they start over, and say so. One killed at its
+	// rename has lost its mark already (DEST must appear with its
+	// attributes final): it is not provably fastcp's, so it starts over
+	// beside it and leaves it alone. There are as many of those at most as
+	// files copied at once (four without -j).
 	var unmarked []string
 	for _, l := range lines(r.stderr) {
 		if m := regexp.MustCompile(`^fastcp: warning: 'dst/\.fastcp-(f\d\d)\.000000000000' has the name of a temporary file of fastcp but not its mark: left alone$`).FindStringSubmatch(l); m != nil && !done[m[1]] {
@@ -653,8 +654,8 @@ func TestResumeTree(t *testing.T) {
 			unmarked = append(unmarked, join(dir, "dst", ".fastcp-"+m[1]+".000000000000"))
 		}
 	}
-	if len(unmarked) > 1 {
-		t.Errorf("%d leftovers without a mark, want at most the one killed at its rename: %v", len(unmarked), unmarked)
+	if len(unmarked) > 4 {
+		t.Errorf("%d leftovers without a mark, want at most the four killed at their rename: %v", len(unmarked), unmarked)
 	}
 	for _, p := range unmarked {
 		if err := os.Remove(p); err != nil {

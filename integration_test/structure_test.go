@@ -222,7 +222,8 @@ func TestCyclicTreeWithProgress(t *testing.T) {
 // FIFO: followed (the command line's default), the open does not wait and
 // the file is not the one looked at; not followed (-P), the open refuses
 // the link, as cp does. A FIFO read first holds fastcp between the walk
-// and the open while the test swaps the file.
+// and the open while the test swaps the file (-j 1: one file at a time,
+// or src/f is copied while the FIFO is read).
 func TestSourceSwappedForFIFOLink(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -245,7 +246,7 @@ func TestSourceSwappedForFIFOLink(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cmd := fastcpCmd(ctx, dir, append(c.args, "gate", "src/f", "dst/")...)
+			cmd := fastcpCmd(ctx, dir, append(c.args, "-j", "1", "gate", "src/f", "dst/")...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {

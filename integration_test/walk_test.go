@@ -223,7 +223,8 @@ func TestLinkedTreeUnderLowDescriptorLimit(t *testing.T) {
 // replaced the usual way (a new file renamed over it) and another is
 // rewritten in place with a new size, mode and times. Both are copied as
 // they are when their turn comes, as cp copies them, and with -a the copy
-// has the mode and times they have then.
+// has the mode and times they have then. One file at a time (-j 1): with
+// workers the other files' turn may come while the FIFO is read.
 func TestFilesChangedWhileTheCopyIsElsewhere(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-r"}, {"-a"}} {
@@ -239,7 +240,7 @@ func TestFilesChangedWhileTheCopyIsElsewhere(t *testing.T) {
 			writeFile(t, join(src, "c-rewritten"), []byte("old bytes\n"), 0o644)
 			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 			defer cancel()
-			cmd := fastcpCmd(ctx, dir, append(args, "--copy-contents", "src", "dst")...)
+			cmd := fastcpCmd(ctx, dir, append(args, "-j", "1", "--copy-contents", "src", "dst")...)
 			done := make(chan result, 1)
 			go func() { done <- runCmd(t, cmd) }()
 
