@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,35 @@ func TestJobs(t *testing.T) {
 		}
 		if got := Jobs(opts); got != c.want {
 			t.Errorf("Jobs(%s) = %d, want %d", c.args, got, c.want)
+		}
+	}
+}
+
+// A run with workers paces the collector at workersGCPercent, unless GOGC
+// says otherwise; one copy at a time leaves it alone.
+func TestWorkersGCPercent(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	for _, c := range []struct {
+		args string
+		gogc string
+		want int
+	}{
+		{"-r", "", workersGCPercent},
+		{"-r -j 1", "", 100},
+		{"-r", "150", 100},
+	} {
+		debug.SetGCPercent(100)
+		t.Setenv("GOGC", c.gogc)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runFastcp(t, append(strings.Fields(c.args), filepath.Join(dir, "f"), filepath.Join(dir, "g"+c.gogc+strings.ReplaceAll(c.args, " ", "")))...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.args, code, stderr)
+		}
+		if got := debug.SetGCPercent(100); got != c.want {
+			t.Errorf("%s with GOGC=%q: GOGC %d, want %d", c.args, c.gogc, got, c.want)
 		}
 	}
 }
