@@ -119,9 +119,10 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 
 // Jobs is how many files opts copies at once: one with -i (it asks in
 // order), else -j's N, else one for a single SOURCE file, else autoJobs.
-// Workers pay off on trees even on one spinning disk's warm cache, and
-// on a network filesystem each one hides a round trip; -j 1 copies one
-// file at a time as cp does (figures: docs/measurements.md).
+// Workers pay off on trees of small files, where Go's work for each file
+// overlaps the kernel's, and on a network filesystem, where each one hides
+// a round trip; -j 1 copies one file at a time as cp does (figures:
+// docs/measurements.md).
 func Jobs(opts *flags.Options) int {
 	sources := len(opts.Operands)
 	if !opts.HasTargetDir() {
@@ -142,9 +143,9 @@ func Jobs(opts *flags.Options) int {
 const autoJobs = 4
 
 // workersGCPercent is the garbage collector's GOGC for a run with workers
-// (unless GOGC is set): a tree's copy allocates a few hundred bytes a file
-// over a live heap of a few MiB, so at Go's default of 100 the collector
-// runs every few thousand files and takes CPU time from the workers. At
+// (unless GOGC is set): a tree's copy allocates about 2 KB a file over a
+// live heap of a few MiB, so at Go's default of 100 the collector runs
+// every few thousand files and takes CPU time from the workers. At
 // 200 a tree of small files costs a few MiB more at its peak and is
 // copied faster (docs/measurements.md).
 const workersGCPercent = 200
