@@ -250,11 +250,18 @@ func TestNoCacheResidencyUnknown(t *testing.T) {
 			if got := c.filter("dontneed other"); len(got) != 0 {
 				t.Errorf("the source was dropped though its residency was unknown: %q", got)
 			}
+			// A drop of the source takes every page the copy read (256 of
+			// them); the kernel's own reclaim, under another test's load,
+			// may take the odd one.
 			after := pageVector(t, src.Name())
+			var lost []int
 			for i := range before {
 				if before[i] && !after[i] {
-					t.Fatalf("page %d was cached before and is not now", i)
+					lost = append(lost, i)
 				}
+			}
+			if len(lost) > 8 {
+				t.Fatalf("%d pages were cached before and are not now: %v", len(lost), lost)
 			}
 			if got := c.filter("dontneed file"); len(got) == 0 {
 				t.Error("the destination was not dropped")
