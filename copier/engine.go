@@ -466,6 +466,17 @@ func (c *copier) skip(off, n int64) {
 	}
 }
 
+// fellBack records a fallback in the result. The first one makes room for
+// every strategy left in the chain, so that a file that falls back twice
+// (reflink, then copy_file_range, remembered for a tree of small files)
+// allocates once.
+func (c *copier) fellBack(f Fallback) {
+	if c.res.Fallbacks == nil {
+		c.res.Fallbacks = make([]Fallback, 0, len(c.chain))
+	}
+	c.res.Fallbacks = append(c.res.Fallbacks, f)
+}
+
 // copyRange copies length bytes at off (length < 0: until EOF) through the
 // chain, falling back at the exact offset reached when a strategy is refused.
 // It returns the offset reached and whether EOF was seen.
@@ -482,7 +493,7 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			// next strategy without classifying it again.
 			c.noteRefusal(s)
 			c.nextStrategy()
-			c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: err, Memo: true})
+			c.fellBack(Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: err, Memo: true})
 			continue
 		}
 		if !memo {
@@ -516,7 +527,7 @@ func (c *copier) copyRange(off, length int64) (int64, bool, error) {
 			c.opts.Memo.remember(c.srcSt.Dev, c.dstSt.Dev, s, cerr.Err)
 		}
 		c.nextStrategy()
-		c.res.Fallbacks = append(c.res.Fallbacks, Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: cerr.Err, Memo: memo})
+		c.fellBack(Fallback{From: s, To: c.chain[c.cur], Offset: off, Err: cerr.Err, Memo: memo})
 	}
 }
 

@@ -299,14 +299,14 @@ func (j *job) keepDestXattrs(t target, path string, dst *unix.Stat_t) {
 // setAttrs gives the temporary file the attributes the result must have
 // before it is renamed into place: with -p/--preserve the source's; else a
 // new file gets the source's permissions minus the umask (as cp), and an
-// existing DEST (dst, at destPath) keeps its own mode and owner. What it
-// cannot keep of DEST is a warning in the entry's record.
-func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx.File, dst *unix.Stat_t, newFile bool) error {
-	a, sst, name := j.a, &j.e.st, j.dst
+// existing DEST (ex) keeps its own mode and owner. What it cannot keep of
+// DEST is a warning in the entry's record.
+func (j *job) setAttrs(dest *durability.Destination, ex *destInfo, srcF *sysx.File, newFile bool) error {
+	a, sst, name, dst := j.a, &j.e.st, j.dst, ex.st
 	t := target{fd: int(dest.File.Fd()), st: dest.Stat}
 	if !a.opts.Preserve.Mode {
 		if newFile {
-			mode := newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, destPath))
+			mode := newMode(a.opts, a.umask, sst.Mode, false, j.p.createKeeps(a, ex))
 			// An unnamed temporary file was created with the mode cp
 			// would create DEST with (unnamedPerm): where the kernel
 			// made it the mode wanted, a chmod would change nothing.
@@ -326,7 +326,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 			// After the chown, which would drop security.capability, and
 			// before the chmod, which then adjusts an ACL's mask as it
 			// would have on DEST itself.
-			j.keepDestXattrs(t, destPath, dst)
+			j.keepDestXattrs(t, ex.where(), dst)
 			// The set-ID bits only where a write into DEST would keep
 			// them.
 			if err := t.chmod(setIDAfterWrite(dst.Mode&0o7777, dst.Gid)); err != nil {
@@ -334,7 +334,7 @@ func (j *job) setAttrs(dest *durability.Destination, destPath string, srcF *sysx
 			}
 		}
 	} else if !newFile {
-		j.keepDestXattrs(t, destPath, dst)
+		j.keepDestXattrs(t, ex.where(), dst)
 	}
 	if a.opts.Preserve.Any() {
 		return a.preserve(t, sst, int(srcF.Fd()), "", name)

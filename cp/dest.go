@@ -17,11 +17,13 @@ import (
 
 // destInfo is DEST as found before anything is written.
 type destInfo struct {
-	st   *unix.Stat_t // nil: DEST does not exist; else DEST, or the file a symlink DEST points to
-	path string       // where to write: DEST, or that file; a path pinned to DEST's directory
-	// in and name: path is name (an entry, or a relative link target) in
-	// the open directory in, which durability then works relative to; in
-	// is nil when path is an absolute or resolved link target.
+	st *unix.Stat_t // nil: DEST does not exist; else DEST, or the file a symlink DEST points to
+	// Where to write: DEST, or the file a symbolic link DEST points to.
+	// in and name: name (an entry, or a relative link target) in the
+	// open directory in, which durability then works relative to, and
+	// path is "" (where makes the path pinned to in); in is nil when
+	// path is an absolute or resolved link target.
+	path string
 	in   *dir
 	name string
 	// shownDir is the directory the temporary file goes into, as
@@ -42,6 +44,16 @@ type destInfo struct {
 	// absent: DEST did not exist (the copy makes it anew, with O_EXCL's
 	// rule should one appear meanwhile).
 	absent bool
+}
+
+// where is the path of the file to write: ex.path, or name in the open
+// directory in as a path pinned to it (made when asked for: most copies
+// work relative to in and never need it).
+func (ex *destInfo) where() string {
+	if ex.in != nil {
+		return ex.in.At(ex.name)
+	}
+	return ex.path
 }
 
 // checkDest looks at DEST and applies cp's rules (decide) before anything
@@ -113,7 +125,7 @@ func (j *job) lookAtDest(data bool) (ex destInfo, facts destFacts, ok bool) {
 	o, d, name := j.a.opts, j.dd, j.name
 	ex = destInfo{shownDir: filepath.Dir(j.dst), entryDir: d, entryName: name}
 	if d.Err() == nil {
-		ex.path, ex.in, ex.name = d.At(name), d, name
+		ex.in, ex.name = d, name
 	}
 	if j.p.made && j.a.created == nil && d.Err() == nil {
 		// A directory this run made is its owner's alone (0700 until
@@ -172,7 +184,7 @@ func (j *job) throughLink(ex *destInfo, facts *destFacts) (ok bool) {
 		facts.loop, ex.why = true, err
 		return true
 	case err == nil && !inPlaceNode(&st):
-		ex.path, err = filepath.EvalSymlinks(ex.path)
+		ex.path, err = filepath.EvalSymlinks(ex.where())
 		ex.in = nil
 		ex.shownDir = filepath.Dir(ex.path)
 	}
@@ -200,7 +212,7 @@ func (j *job) throughDangling(ex *destInfo) (ok bool) {
 	}
 	ex.path, ex.in = target, nil
 	if !filepath.IsAbs(target) {
-		ex.path, ex.in, ex.name = d.At(target), d, target
+		ex.path, ex.in, ex.name = "", d, target
 		target = filepath.Join(filepath.Dir(dst), target)
 	}
 	ex.shownDir = filepath.Dir(target)
@@ -221,7 +233,7 @@ func (j *job) learnDest(ex *destInfo, facts *destFacts, data bool) {
 		if ex.in != nil {
 			ex.why = writable(ex.in.Fd(), ex.name)
 		} else {
-			ex.why = writable(unix.AT_FDCWD, ex.path)
+			ex.why = writable(unix.AT_FDCWD, ex.where())
 		}
 		facts.unwritable = ex.why != nil
 		facts.immutable = errors.Is(ex.why, unix.EPERM)

@@ -68,7 +68,10 @@ type fileCopy struct {
 func copyFiles(js []*job) []bool {
 	a := js[0].a
 	ok := make([]bool, len(js))
-	var cs []*fileCopy
+	// One DEST is the common case (a tree of small files): the lists
+	// below then live on the stack.
+	var buf [2][1]*fileCopy
+	cs := buf[0][:0]
 	for i, j := range js {
 		c, kept := j.startCopy()
 		if c == nil {
@@ -95,18 +98,22 @@ func copyFiles(js []*job) []bool {
 	// owner and times from this look, made on what is read: the same
 	// file as looked at before, perhaps rewritten since.
 	js[0].e.st = before
-	var live []*fileCopy
+	live := buf[1][:0]
+	defer func() {
+		for _, c := range live {
+			c.dest.Abort()
+		}
+	}()
 	for _, c := range cs {
 		c.srcF, c.before = srcF, before
 		c.classify()
 		if c.ex.act == actKeepData {
-			ok[c.slot] = c.attributesOnly(srcF, c.ex.path)
+			ok[c.slot] = c.attributesOnly(srcF, c.ex.where())
 			continue
 		}
 		if !c.openDest() {
 			continue
 		}
-		defer c.dest.Abort()
 		live = append(live, c)
 	}
 	if len(live) > 1 && !a.opts.AttributesOnly {
@@ -170,7 +177,8 @@ func (c *fileCopy) copyAlone() bool {
 	switch {
 	case err != nil || c.hash == nil:
 	case c.hashWait != nil:
-		c.dest.SetDigestFunc(func() ([]byte, error) { return c.takeDigest(&res) })
+		done := res // the closure's own copy: res itself stays on the stack
+		c.dest.SetDigestFunc(func() ([]byte, error) { return c.takeDigest(&done) })
 	default:
 		// The source did not change while it was copied and hashed.
 		c.dest.SetDigest(c.digestOf(&res))
@@ -618,7 +626,7 @@ func (c *fileCopy) copyOptions() copier.Options {
 		counter = c.job
 		c.a.progress.Doing("copying", c.dst)
 	}
-	return copier.Options{
+	copts := copier.Options{
 		Progress:   counter,
 		Strategy:   o.Strategy,
 		Reflink:    o.Reflink,
@@ -632,10 +640,13 @@ func (c *fileCopy) copyOptions() copier.Options {
 			return durability.CachedBytes(srcF, before.Size)
 		},
 		SyncWrites: o.Sync == durability.SyncOSync || o.Sync == durability.SyncODSync,
-		// --resume: durability flushes each checkpoint (of every DEST:
-		// it is given the descriptor).
-		CheckpointFlush: c.dest.FlushCheckpoint,
 	}
+	if o.Resume {
+		// Checkpoints: durability flushes each (of every DEST: it is
+		// given the descriptor).
+		copts.CheckpointFlush = c.dest.FlushCheckpoint
+	}
+	return copts
 }
 
 // transfer copies the bytes (copier), from c.start on.
@@ -672,7 +683,9 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 	copts.Hash, copts.HashWaiting = c.hash, hashWaiting
 	// --resume: the hash's state goes with each checkpoint.
 	copts.HashSnapshotEvery = c.hashSnapEvery()
-	copts.HashSnapshots = c.hashNow
+	if c.hash != nil && c.checkpoint != nil {
+		copts.HashSnapshots = c.hashNow
+	}
 	copts.HashCheckpoint = c.hashCheckpoint()
 	// With a flush before the commit, the hash catches up while it runs.
 	copts.HashLater = !c.inPlace && (o.Sync != durability.SyncNone || o.Verify)
@@ -685,7 +698,7 @@ func (c *fileCopy) transfer() (copier.Result, error) {
 func (c *fileCopy) commit(err error) bool {
 	o, dest, dst := c.a.opts, c.dest, c.dst
 	if err == nil && !dest.InPlace() {
-		err = c.setAttrs(dest, c.ex.path, c.srcF, c.ex.st, c.newFile)
+		err = c.setAttrs(dest, &c.ex, c.srcF, c.newFile)
 	}
 	if err == nil {
 		if c.a.progress != nil && (o.Sync != durability.SyncNone || o.Verify) {

@@ -49,10 +49,10 @@ type dirCopy struct {
 }
 
 // createKeeps returns createKeeps' answer for the directory new files go
-// into (the one dest, a new file's path, is in), looked up for the first
+// into (the one DEST dest is in), looked up for the first
 // and kept for the others: one xattr read per directory, not per file.
-func (d *dirCopy) createKeeps(a *app, dest string) uint32 {
-	d.keepOnce.Do(func() { d.keep = a.createKeeps(filepath.Dir(dest)) })
+func (d *dirCopy) createKeeps(a *app, dest *destInfo) uint32 {
+	d.keepOnce.Do(func() { d.keep = a.createKeeps(filepath.Dir(dest.where())) })
 	return d.keep
 }
 

@@ -158,6 +158,11 @@ type Destination struct {
 	// Stat is the fstat of File made when it was opened (nil if that
 	// failed), for the copier, which would otherwise make the same call.
 	Stat *unix.Stat_t
+	// file and stat hold what File and Stat point to when Destination
+	// made them: one allocation a copy rather than three, for trees of
+	// small files.
+	file sysx.File
+	stat unix.Stat_t
 	temp string // the temporary file's path; "" when in place, or while it has no name
 	done bool
 	// closed: File was closed (by Commit, or by cleanup).
@@ -311,9 +316,9 @@ func createIn(dir *fsdir.Dir, base, path string, o Options) (*Destination, error
 		// directory fsync and the read-back of --verify.
 		d.File, d.dir, d.base = f, dir, base
 		o.Session.writingInPlace(d, true)
-	} else if f, tst := createUnnamed(dir, flags, o.Named, o.UnnamedPerm); f != nil {
-		d.File, d.dir, d.base, d.unnamed = f, dir, base, true
-		st = tst
+	} else if createUnnamed(dir, flags, o.Named, o.UnnamedPerm, &d.file, &d.stat) {
+		d.File, d.dir, d.base, d.unnamed = &d.file, dir, base, true
+		st = &d.stat
 		if !o.FreshDir && firstTempTaken(dir, base) {
 			d.swept = o.Session.sweep(dir, base, "", o.sourceIdentity())
 		}
@@ -358,7 +363,7 @@ func (d *Destination) setup(o Options, st *unix.Stat_t) {
 	d.sys = o.sysOf()
 	d.fd = int(d.File.Fd())
 	if st == nil {
-		st = new(unix.Stat_t)
+		st = &d.stat
 		if err := unix.Fstat(d.fd, st); err != nil {
 			st = nil
 		}

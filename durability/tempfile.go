@@ -327,27 +327,27 @@ var procFd = sync.OnceValue(func() bool {
 })
 
 // createUnnamed opens an unnamed temporary file in dir, mode perm (0600
-// when 0), and fstats it (for its identity). It returns a nil file where
-// none can be made, or none is wanted (named: a --resume copy's); the
-// caller then makes a named one, which reports a real error (EACCES,
+// when 0), as f, and fstats it into st (for its identity). It returns false
+// where none can be made, or none is wanted (named: a --resume copy's);
+// the caller then makes a named one, which reports a real error (EACCES,
 // ENOSPC, ...) under a name.
-func createUnnamed(dir *fsdir.Dir, flags int, named bool, perm os.FileMode) (*sysx.File, *unix.Stat_t) {
+func createUnnamed(dir *fsdir.Dir, flags int, named bool, perm os.FileMode, f *sysx.File, st *unix.Stat_t) bool {
 	if named || !procFd() {
-		return nil, nil
+		return false
 	}
 	if perm == 0 {
 		perm = 0o600
 	}
 	fd, err := openat(dir.Fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|flags, uint32(perm.Perm()))
 	if err != nil {
-		return nil, nil
+		return false
 	}
-	st := new(unix.Stat_t)
 	if err := unix.Fstat(fd, st); err != nil {
 		unix.Close(fd)
-		return nil, nil
+		return false
 	}
-	return sysx.NewFile(fd, shownIn(dir, ".")), st
+	*f = *sysx.NewFile(fd, shownIn(dir, "."))
+	return true
 }
 
 // nameTemp links the unnamed temporary file fd (identity id) into dir

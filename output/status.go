@@ -105,7 +105,8 @@ func (p *Progress) Doing(verb, path string) {
 		c.mu.Unlock()
 		return
 	}
-	p.file.Store(&path)
+	shown := path // only this branch keeps a copy of the name
+	p.file.Store(&shown)
 	p.Describe(verb + " " + Quote(path))
 }
 
