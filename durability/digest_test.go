@@ -28,6 +28,7 @@ func TestVerifyDigest(t *testing.T) {
 	t.Parallel()
 	data := randomData(9<<20 + 4321)
 	for _, a := range []checksum.Algorithm{checksum.SHA256, checksum.SHA512} {
+		sum := digestOf(a, data) // the copy's digest, for every subtest
 		for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
 			for _, corrupt := range []bool{false, true} {
 				t.Run(a.String()+"/"+how+"/"+map[bool]string{false: "intact", true: "corrupt"}[corrupt], func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestVerifyDigest(t *testing.T) {
 						t.Error("the source is checksummed behind the copy: the copy's digest makes that needless")
 					}
 					copyInto(t, d, data, 1<<20)
-					d.SetDigest(digestOf(a, data))
+					d.SetDigest(sum)
 					err = d.Commit(src)
 					if got := d.Stats().VerifyRead; got != how && !onTmpfs(t, dir) {
 						t.Errorf("read back with %q, want %q", got, how)
@@ -75,7 +76,7 @@ func TestVerifyDigest(t *testing.T) {
 					if !errors.As(err, &de) || de.Op != OpVerify || !errors.Is(err, ErrMismatch) {
 						t.Fatalf("Commit: %v, want a verify mismatch", err)
 					}
-					if !strings.Contains(err.Error(), a.String()+" of the copy read back") || !strings.Contains(err.Error(), checksum.Hex(digestOf(a, data))) {
+					if !strings.Contains(err.Error(), a.String()+" of the copy read back") || !strings.Contains(err.Error(), checksum.Hex(sum)) {
 						t.Errorf("the message does not name the digests: %v", err)
 					}
 					assertOld(t, dest)

@@ -68,7 +68,10 @@ func describePages(before, after []bool) string {
 // source checksums of --verify.
 func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 	t.Parallel()
-	const size = 12 << 20
+	// More than the (depth+1) windows the pipeline holds: windows are
+	// dropped behind the writeback before Commit as well as at it.
+	const window, depth = 2 << 20, 2
+	const size = (depth + 2) * window
 	data := randomData(size)
 	warmings := []struct {
 		name string
@@ -110,7 +113,7 @@ func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 				dropped := recordSourceDrops(t, src)
 				o := m.o
 				o.NoCache, o.Source = true, src
-				o.WritebackWindow, o.WritebackDepth = 2<<20, 2
+				o.WritebackWindow, o.WritebackDepth = window, depth
 				d, err := Create(fsdir.Cwd, dest, o)
 				if err != nil {
 					t.Fatal(err)

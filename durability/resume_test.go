@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -173,15 +174,28 @@ func TestRemoveTempsForExitKeepsResumable(t *testing.T) {
 	if err := keep.StartRecord(id, reached); err != nil {
 		t.Fatal(err)
 	}
-	keep.File.Write(make([]byte, 4096))
-	reached.Store(4096)
 	plain, err := Create(fsdir.Cwd, filepath.Join(dir, "b"), Options{Session: s, Named: true, sys: rec.sys})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec.log = nil // the calls of Interrupt
+	// The copy's call in flight when the signal comes: it returns once
+	// Interrupt holds the session, and its 4096 bytes count. (Should it
+	// count them before Interrupt looks, Interrupt finds no call in
+	// flight and waits its whole settle time: slower, same outcome.)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		for s.mu.TryRLock() {
+			s.mu.RUnlock()
+			runtime.Gosched()
+		}
+		keep.File.Write(make([]byte, 4096))
+		reached.Store(4096)
+	}()
 	kept := s.Interrupt().Kept
 	s.mu.Unlock()
+	<-returned
 	defer keep.Abort()
 	defer plain.Abort()
 	if len(kept) != 1 || kept[0].Temp != keep.TempPath() || kept[0].Done != 4096 || kept[0].Size != 1<<20 || kept[0].Err != nil {
