@@ -43,7 +43,7 @@ func TestDirectCopiesExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 			if res.Strategy != Direct || len(res.Fallbacks) != 0 || res.StatOf(Direct).Bytes != int64(n) || res.Size != int64(n) {
 				t.Errorf("strategy %v fallbacks %v, direct moved %d bytes, size %d; want direct, none, %d", res.Strategy, res.Fallbacks, res.StatOf(Direct).Bytes, res.Size, n)
 			}
@@ -78,7 +78,7 @@ func TestDirectPipelineKeepsOrderWithSlowReads(t *testing.T) {
 	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct}); err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 }
 
 // autoCold is what the caller passes for a cold source and a flushed copy.
@@ -124,7 +124,7 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 			if res.Direct.Choice != tc.want {
 				t.Errorf("choice %v (%s), want %v", res.Direct.Choice, res.Direct, tc.want)
 			}
@@ -167,7 +167,7 @@ func TestAutoDirectWithoutFlush(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 			if res.Direct.Threshold != tc.threshold {
 				t.Errorf("threshold %d, want %d", res.Direct.Threshold, tc.threshold)
 			}
@@ -206,7 +206,7 @@ func TestAutoSkipsDirectWhenTheRingsAreTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 	if res.Direct.Choice != DirectBusy || res.StatOf(Direct).Calls != 0 {
 		t.Errorf("choice %v, %d direct calls: want DirectBusy and none", res.Direct.Choice, res.StatOf(Direct).Calls)
 	}
@@ -308,7 +308,7 @@ func TestDirectFaults(t *testing.T) {
 				if err != nil {
 					t.Fatalf("want a fallback, got %v", err)
 				}
-				mustEqual(t, contents(t, dst), data)
+				mustHold(t, dst, data)
 				f := findFallback(res, Direct)
 				if f == nil || f.Offset != tc.offset || !errors.Is(f.Err, tc.errno) {
 					t.Fatalf("fallbacks %+v: want direct -> next at %d with %v", res.Fallbacks, tc.offset, tc.errno)
@@ -363,7 +363,7 @@ func TestDirectShortAlignedReadsContinue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 	if len(res.Fallbacks) != 0 || res.StatOf(Direct).Bytes != int64(len(data)) {
 		t.Errorf("fallbacks %v, direct %d bytes", res.Fallbacks, res.StatOf(Direct).Bytes)
 	}
@@ -397,7 +397,7 @@ func TestDirectSetflNeverCarriesSyncFlags(t *testing.T) {
 	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct}); err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 	// On, off for the tail (a second "off" at the end is not needed).
 	if len(setfl) != 2 || setfl[0]&unix.O_DIRECT == 0 || setfl[1]&unix.O_DIRECT != 0 {
 		t.Errorf("F_SETFL calls %#x: want O_DIRECT set, then cleared for the tail", setfl)
@@ -434,7 +434,7 @@ func TestDirectSparseKeepsHoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := os.ReadFile(path)
-	mustEqual(t, contents(t, dst), want)
+	mustHold(t, dst, want)
 	// The second extent is whole blocks: its zeros after b are data.
 	if res.Sparse != DetectSeekHole || res.Extents != 2 || res.StatOf(Direct).Bytes != int64(len(a)+alignUp(len(b), 4096)) {
 		t.Errorf("sparse %v, %d extents, direct %d bytes", res.Sparse, res.Extents, res.StatOf(Direct).Bytes)
@@ -457,7 +457,7 @@ func TestDirectWrittenDirectHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 	if direct != 9<<20 || buffered != 5 {
 		t.Errorf("WrittenDirect %d, Written %d: want %d and the 5-byte tail", direct, buffered, 9<<20)
 	}
@@ -494,7 +494,7 @@ func TestSequentialAdviceForBufferedCopies(t *testing.T) {
 			if _, err := Copy(dst, src, tc.opts); err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 			if got := len(advised) == 1 && advised[0] == unix.FADV_SEQUENTIAL; got != tc.advice || len(advised) > 1 {
 				t.Errorf("advice on the source %v, want FADV_SEQUENTIAL: %v", advised, tc.advice)
 			}
@@ -566,7 +566,7 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 				if !preallocated.Load() {
 					t.Fatal("no preallocation")
 				}
-				mustEqual(t, contents(t, dst), want)
+				mustHold(t, dst, want)
 				if res.Size != int64(len(want)) {
 					t.Errorf("size %d, want %d", res.Size, len(want))
 				}
@@ -620,7 +620,7 @@ func TestDirectPreallocation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 		})
 	}
 }
@@ -667,7 +667,7 @@ func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 	if _, err := Copy(dst, src, o); err != nil {
 		t.Fatal(err)
 	}
-	mustEqual(t, contents(t, dst), data)
+	mustHold(t, dst, data)
 	if after.Load() < 2 {
 		t.Fatalf("%d writes returned while the first chunk's waited: the writes do not overlap", after.Load())
 	}
@@ -703,7 +703,7 @@ func TestSmallCopyReadsNoDirtyLimit(t *testing.T) {
 		if _, err := Copy(dst, src, o); err != nil {
 			t.Fatal(err)
 		}
-		mustEqual(t, contents(t, dst), data)
+		mustHold(t, dst, data)
 		if calls != tc.calls {
 			t.Errorf("%d bytes: dirtyLimit asked %d times, want %d", tc.size, calls, tc.calls)
 		}
@@ -760,7 +760,7 @@ func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustEqual(t, contents(t, dst), data)
+			mustHold(t, dst, data)
 			if asked != tc.asked || advised != tc.advised || res.Strategy != tc.strategy || res.Direct.Choice != tc.choice {
 				t.Errorf("residency asked %d times, %d readahead advices, strategy %v, direct %v (%s); want %d, %d, %v, %v",
 					asked, advised, res.Strategy, res.Direct.Choice, res.Direct, tc.asked, tc.advised, tc.strategy, tc.choice)
