@@ -148,10 +148,14 @@ var sizes = []int{0, 1, 4095, 4096, 4097, 1<<20 + 1, 3<<20 + 17}
 
 func TestForcedStrategiesCopyExactly(t *testing.T) {
 	t.Parallel()
+	sources := map[int][]byte{} // by size, for every strategy; no case changes them
+	for _, n := range sizes {
+		sources[n] = randomBytes(t, n)
+	}
 	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
 		for _, n := range sizes {
+			data := sources[n]
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
-				data := randomBytes(t, n)
 				dst, src := pair(t, data)
 				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10})
 				if err != nil {

@@ -221,6 +221,7 @@ func TestDirectFaults(t *testing.T) {
 	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
 	const size = 13<<20 + 7
+	data := randomBytes(t, size) // every case's source; none changes it
 	chunk := int64(directBufBytes)
 	for _, tc := range []struct {
 		name     string
@@ -297,7 +298,6 @@ func TestDirectFaults(t *testing.T) {
 		}, false, 3 * chunk, unix.EIO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := randomBytes(t, size)
 			dst, src := pair(t, data)
 			tc.setup(t, src)
 			res, err := Copy(dst, src, autoCold(sys))
@@ -512,6 +512,9 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 	sys := testSys()
 	ownRings(t, sys)
 	const size = 13<<20 + 7
+	// Every case's source as it was written: a change makes new bytes
+	// (testdata's slices are full, so append copies) or a prefix.
+	data := randomBytes(t, size)
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, path string, data []byte) []byte
@@ -545,7 +548,6 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 		for _, forced := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/forced=%v", tc.name, forced), func(t *testing.T) {
 				inject(t, &sys.directMinBytes, 1<<20)
-				data := randomBytes(t, size)
 				dst, src := pair(t, data)
 				want := data
 				var preallocated atomic.Bool
@@ -583,12 +585,12 @@ func TestDirectPreallocation(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
 	const size = 9<<20 + 3
+	data := randomBytes(t, size) // every case's source; none changes it
 	for _, tc := range []struct {
 		name  string
 		errno error
 	}{{"ok", nil}, {"EOPNOTSUPP", unix.EOPNOTSUPP}, {"ENOSPC", unix.ENOSPC}, {"EDQUOT", unix.EDQUOT}} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := randomBytes(t, size)
 			dst, src := pair(t, data)
 			var calls [][2]int64
 			inject(t, &sys.fallocate, func(fd int, mode uint32, off, n int64) error {

@@ -60,12 +60,16 @@ var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, 10<<20
 // is the source's, given each byte once.
 func TestCopyManyCopiesIntoEach(t *testing.T) {
 	t.Parallel()
+	sources := map[int][]byte{} // by size, for every case; none changes them
+	for _, size := range fanSizes {
+		sources[size] = randomBytes(t, size)
+	}
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, n := range []int{2, 3} {
 			for _, size := range fanSizes {
+				data := sources[size]
 				t.Run(fmt.Sprintf("%s/%d/%d", s, n, size), func(t *testing.T) {
 					t.Parallel()
-					data := randomBytes(t, size)
 					src, dsts := many(t, data, n)
 					h := sha256.New()
 					var progress countingCounter
@@ -123,11 +127,11 @@ func TestCopyManySparse(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			const size = 64<<20 + 12345
+			const size = 16<<20 + 12345
 			chunks := map[int64][]byte{
 				0:        randomBytes(t, 8192),
 				5 << 20:  randomBytes(t, 4<<20+4096),
-				40 << 20: randomBytes(t, 4096),
+				12 << 20: randomBytes(t, 4096),
 			}
 			makeSparse(t, filepath.Join(dir, "src"), size, chunks)
 			src, dsts := openMany(t, dir, 3)

@@ -49,11 +49,19 @@ func wantSum(t *testing.T, h hash.Hash, res Result, sum []byte, n int) {
 // copy_file_range and sendfile read again.
 func TestHashEveryStrategy(t *testing.T) {
 	t.Parallel()
+	ns := []int{0, 1, 4096, 64 << 10, 64<<10 + 1, 1<<20 + 1, 5<<20 + 17}
+	// Each size's source and its SHA-256, for every strategy; no case
+	// changes them.
+	sources, sums := map[int][]byte{}, map[int][]byte{}
+	for _, n := range ns {
+		sources[n] = randomBytes(t, n)
+		sums[n] = sum256(sources[n])
+	}
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
-		for _, n := range []int{0, 1, 4096, 64 << 10, 64<<10 + 1, 1<<20 + 1, 5<<20 + 17} {
+		for _, n := range ns {
+			data, sum := sources[n], sums[n]
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
 				t.Parallel()
-				data := randomBytes(t, n)
 				dst, src := pair(t, data)
 				h := sha256.New()
 				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10, Hash: h})
@@ -61,7 +69,7 @@ func TestHashEveryStrategy(t *testing.T) {
 					t.Fatal(err)
 				}
 				mustHold(t, dst, data)
-				wantDigest(t, h, res, data)
+				wantSum(t, h, res, sum, n)
 				switch res.Strategy {
 				case CopyFileRange, Sendfile:
 					if res.Hash.Reread != int64(n) {
@@ -269,7 +277,9 @@ func (s *slowHash) Write(b []byte) (int, error) {
 // takes them back once hashed; a hash slower than the copy only slows it.
 func TestHashDirectSlowHash(t *testing.T) {
 	t.Parallel()
-	data := randomBytes(t, 40<<20+4097)
+	// More than the ring holds: its buffers go round, each back from the
+	// hash before it is read into again.
+	data := randomBytes(t, ringBytes()+2*directBufBytes+4097)
 	dst, src := pair(t, data)
 	h := &slowHash{Hash: sha256.New(), delay: 2 * time.Millisecond}
 	res, err := Copy(dst, src, Options{Strategy: Direct, Hash: h})
@@ -390,7 +400,8 @@ func TestHashLater(t *testing.T) {
 // offset recorded, and taken up there it ends at the file's digest.
 func TestHashCheckpoints(t *testing.T) {
 	t.Parallel()
-	data := randomBytes(t, 16<<20+3)
+	const every = 2 << 20 // bytes between checkpoints
+	data := randomBytes(t, 6*every+3)
 	sum := sum256(data)
 	for _, s := range []Strategy{RW, CopyFileRange, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
@@ -407,7 +418,7 @@ func TestHashCheckpoints(t *testing.T) {
 			var recs []rec
 			res, err := Copy(dst, src, Options{
 				sys:      sys,
-				Strategy: s, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour, Flush: true,
+				Strategy: s, BufferSize: 256 << 10, CheckpointBytes: every, CheckpointInterval: time.Hour, Flush: true,
 				Hash: sha256.New(), HashSnapshotEvery: 1 << 20,
 				CheckpointFlush: testFlush, HashCheckpoint: func(off int64, h HashState) error { recs = append(recs, rec{off, h}); return nil },
 			})

@@ -32,10 +32,10 @@ func prefilled(t *testing.T, data []byte, start int) (dst, src *os.File, want []
 func TestStartContinuesAtOffset(t *testing.T) {
 	t.Parallel()
 	const n = 3<<20 + 17
+	data := randomBytes(t, n) // every case's source; none changes it
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		for _, start := range []int{1, 4096, 1<<20 + 3, n - 1, n} {
 			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
-				data := randomBytes(t, n)
 				dst, src, want := prefilled(t, data, start)
 				var counted countingCounter
 				res, err := Copy(dst, src, Options{Strategy: s, Start: int64(start), BufferSize: 256 << 10, Progress: &counted})
@@ -280,9 +280,9 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
 	const n = 24<<20 + 12345
+	data := randomBytes(t, n) // both cases' source; neither changes it
 	for _, start := range []int{1 << 20, 9<<20 + 4096} {
 		t.Run(fmt.Sprint(start), func(t *testing.T) {
-			data := randomBytes(t, n)
 			dst, src, want := prefilled(t, data, start)
 			var rec syncRecorder
 			rec.install(t, sys)
