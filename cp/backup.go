@@ -119,11 +119,15 @@ func (j *job) makeBackup(d *dir, name, backup string) (undo func(), err error) {
 	err = unix.Linkat(dfd, base, dfd, bbase, 0)
 	if errors.Is(err, unix.EEXIST) {
 		// An older backup of that name is replaced, as cp's rename does:
-		// a link under a temporary name renamed over it.
-		err = j.replaceEntry(d, bbase, backup, func(e durability.Entry) error {
+		// a link under a temporary name renamed over it. Not recorded
+		// for --sync (a nil DirSync): the new DEST is, and that makes
+		// the backup durable too (durability/dir.go).
+		var unrecorded *durability.DirSync
+		left, rerr := unrecorded.Replace(j.a.session, d, bbase, func(e durability.Entry) error {
 			return unix.Linkat(dfd, base, e.Dir, e.Name, 0)
 		}, nil)
-		err = unwrapPath(err)
+		j.reportLeftovers(backup, left)
+		err = unwrapPath(rerr)
 	}
 	// made is the backup's identity, right after it was made.
 	made := func() func() bool {

@@ -133,7 +133,7 @@ type newEntry struct {
 // makeEntry puts a new entry (n) over DEST, once cp's rules allow it. It
 // reports whether DEST is now that entry.
 func (j *job) makeEntry(n newEntry) bool {
-	o, p, dd, dst := j.a.opts, j.p, j.dd, j.dst
+	o, dd, dst := j.a.opts, j.dd, j.dst
 	ex, ok := j.checkDestUpdate(false, n.update, isSymlink(&j.e.st))
 	if !ok {
 		return false
@@ -149,7 +149,7 @@ func (j *job) makeEntry(n newEntry) bool {
 	if !ok {
 		return false
 	}
-	if err := j.replaceEntry(dd, j.name, dst, n.create, n.finish); err != nil {
+	if err := j.replaceEntry(j.name, n.create, n.finish); err != nil {
 		undo()
 		if becameDir(err, dd, j.name) {
 			j.r.fail(output.CannotOverwriteDirectory(dst))
@@ -158,7 +158,6 @@ func (j *job) makeEntry(n newEntry) bool {
 		}
 		return false
 	}
-	p.dirSync.Added()
 	if j.a.created != nil {
 		if st, err := dd.Stat(j.name, false); err == nil {
 			j.a.created.note(idOf(&st))
@@ -201,12 +200,13 @@ func (j *job) reportLeftovers(dst string, left []durability.Leftover) {
 	}
 }
 
-// replaceEntry puts a link, FIFO or device node at name in d (dst as
-// messages name it) with durability.Replace, and reports the leftovers a
-// taken first temporary name made it sweep.
-func (j *job) replaceEntry(d *dir, name, dst string, create, finish func(durability.Entry) error) error {
-	left, err := durability.Replace(j.a.session, d, name, create, finish)
-	j.reportLeftovers(dst, left)
+// replaceEntry puts a link, FIFO or device node at name in DEST's
+// directory through that directory's DirSync, which records it for
+// --sync, and reports the leftovers a taken first temporary name made it
+// sweep.
+func (j *job) replaceEntry(name string, create, finish func(durability.Entry) error) error {
+	left, err := j.p.dirSync.Replace(j.a.session, j.dd, name, create, finish)
+	j.reportLeftovers(j.dst, left)
 	return err
 }
 

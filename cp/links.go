@@ -50,11 +50,11 @@ func (j *job) linkEntry(follow bool) {
 	if follow {
 		linkFlags = unix.AT_SYMLINK_FOLLOW
 	}
-	makeLink := func(dfd int, name string) error {
+	makeLink := func(ent durability.Entry) error {
 		if o.Link == flags.LinkSymbolic {
-			return unix.Symlinkat(src, dfd, name)
+			return unix.Symlinkat(src, ent.Dir, ent.Name)
 		}
-		return unix.Linkat(j.sd.Fd(), e.name, dfd, name, linkFlags)
+		return unix.Linkat(j.sd.Fd(), e.name, ent.Dir, ent.Name, linkFlags)
 	}
 	if j.dd.Err() != nil {
 		fail(unwrapPath(j.dd.Err()))
@@ -63,11 +63,9 @@ func (j *job) linkEntry(follow bool) {
 	base := strings.TrimRight(j.name, "/")
 	if ex.st == nil || !(unlinksFirst(o, &e.st, ex.st) || ex.backup != "") {
 		// A DEST that exists is an error (EEXIST), as with cp.
-		if err := makeLink(j.dd.Fd(), base); err != nil {
+		if err := p.dirSync.Link(j.dd, base, makeLink); err != nil {
 			fail(err)
-			return
 		}
-		p.dirSync.Added()
 		return
 	}
 	undo, ok := j.backupStep(&ex)
@@ -75,15 +73,10 @@ func (j *job) linkEntry(follow bool) {
 		return
 	}
 	// The link is made under a temporary name and renamed over DEST.
-	err := j.replaceEntry(j.dd, base, dst, func(ent durability.Entry) error {
-		return makeLink(ent.Dir, ent.Name)
-	}, nil)
-	if err != nil {
+	if err := j.replaceEntry(base, makeLink, nil); err != nil {
 		undo()
 		fail(unwrapPath(err))
-		return
 	}
-	p.dirSync.Added()
 }
 
 // unwrapPath is the errno inside a *os.PathError.

@@ -103,7 +103,8 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 		r.fail(output.CannotStat(dstDir, err))
 		return nil, false
 	}
-	made, err := in.Mkdir(base)
+	inSync := new(durability.DirSync)
+	made, err := inSync.Mkdir(in, base)
 	if err != nil {
 		r.fail(output.CannotMakeDirectory(dstDir, err))
 		return nil, false
@@ -122,7 +123,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	a.session.DirCreated(d.Fd())
 	d.Hold()
 	in.Hold()
-	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in})
+	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in, inSync: inSync})
 	if a.opts.Verbose {
 		r.out(output.CopyingParent(srcDir, dstDir))
 	}
@@ -153,16 +154,18 @@ func (a *app) parentThere(r *record, srcDir string, in *dir, base, dstDir string
 
 // parentDone is a directory --parents made or went through, whose
 // attributes are set once everything is copied: dir, held open, in the
-// directory in.
+// directory in; inSync made it in in (nil: it was there).
 type parentDone struct {
 	src, dst string
 	st       unix.Stat_t
 	created  bool
 	dir, in  *dir
+	inSync   *durability.DirSync
 }
 
 // finishParents gives the directories of --parents their attributes,
-// deepest first, and reports a new one to durability (--sync).
+// deepest first, and finishes the directory each is in for durability
+// (--sync).
 func (a *app) finishParents() {
 	for i := len(a.parentDirs) - 1; i >= 0; i-- {
 		d := a.parentDirs[i]
@@ -171,11 +174,7 @@ func (a *app) finishParents() {
 		if err := a.setDirAttrsFrom(dc, &d.st, -1, d.dir); err != nil {
 			r.fail(err.Error())
 		}
-		var in durability.DirSync
-		if d.created {
-			in.Added()
-		}
-		if err := in.Finished(a.opts.Sync, d.in.Fd(), false); err != nil {
+		if err := d.inSync.Finished(a.opts.Sync, d.in.Fd(), false); err != nil {
 			r.fail(output.FsyncFailed(filepath.Dir(d.dst), err))
 		}
 		d.dir.Release()

@@ -43,7 +43,7 @@ type dirCopy struct {
 	parent           *dirCopy
 	pending          atomic.Int32       // entries not done yet, +1 while the walker schedules
 	rec              *record            // the finish's record, after those of the entries
-	dirSync          durability.DirSync // entries added, for durability's directory fsync
+	dirSync          durability.DirSync // makes the entries other than files in dstN, for its fsync
 	keepOnce         sync.Once          // keep is looked up once, for the first new file
 	keep             uint32             // createKeeps' answer for dst
 }
@@ -534,7 +534,7 @@ func (j *job) openDestDir(d *dirCopy) bool {
 		// Owner-writable while its entries are copied; the final mode
 		// comes at the end (a read-only source directory stays
 		// copyable).
-		made, err := pd.Mkdir(name)
+		made, err := p.dirSync.Mkdir(pd, name)
 		if err != nil {
 			r.fail(output.CannotCreateDirectory(dst, err))
 			return false
@@ -547,7 +547,6 @@ func (j *job) openDestDir(d *dirCopy) bool {
 			break
 		}
 		d.created, d.made = true, true
-		p.dirSync.Added()
 		if a.opts.Verbose {
 			r.out(output.Copying(src, dst))
 		}

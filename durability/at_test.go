@@ -79,7 +79,7 @@ func TestEntryPointsAtDirectoryFd(t *testing.T) {
 	}
 
 	var path string
-	if _, err := Replace(nil, held0, "link", func(e Entry) error {
+	if _, err := replace(nil, held0, "link", func(e Entry) error {
 		path = e.Path
 		return unix.Symlinkat("target", e.Dir, e.Name)
 	}, nil); err != nil {

@@ -321,14 +321,14 @@ func TestReplace(t *testing.T) {
 	s := NewSession()
 	symlink := func(e Entry) error { return unix.Symlinkat("target", e.Dir, e.Name) }
 	boom := errors.New("boom")
-	if _, err := Replace(s, fsdir.Cwd, dest, symlink, func(Entry) error { return boom }); err != boom {
+	if _, err := replace(s, fsdir.Cwd, dest, symlink, func(Entry) error { return boom }); err != boom {
 		t.Errorf("Replace: %v, want the finish error", err)
 	}
 	if b, _ := os.ReadFile(dest); string(b) != "old" {
 		t.Errorf("DEST changed after a failed finish: %q", b)
 	}
 	assertNoTemps(t, dir)
-	if _, err := Replace(s, fsdir.Cwd, dest, symlink, nil); err != nil {
+	if _, err := replace(s, fsdir.Cwd, dest, symlink, nil); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := os.Readlink(dest); err != nil || l != "target" {

@@ -11,26 +11,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Entry is a new directory entry under a temporary name, for Replace's
-// callbacks: Name in the directory Dir (a descriptor, for the *at calls),
-// and Path, the same entry as the caller named its directory.
+// Entry is a new directory entry, for the callbacks of DirSync's Replace
+// (under a temporary name) and Link: Name in the directory Dir (a
+// descriptor, for the *at calls), and Path, the same entry as the caller
+// named its directory.
 type Entry struct {
 	Dir  int
 	Name string
 	Path string
 }
 
-// Replace puts a new directory entry at DEST (name in dir, as for Create)
-// atomically: create makes it under a temporary name in DEST's directory (a symbolic link, a FIFO, a
-// device node, a hard link: it must fail with an error that is
-// os.ErrExist when the name is taken), finish (if not nil) gives it its
-// attributes, and then it is renamed over DEST, so an existing entry is
-// replaced in one step and never missing. On failure nothing is left
-// behind. The entry is registered with s (nil: with no session) while it
-// has its temporary name, and removed or renamed only while that name still
-// is the entry made. When the first temporary name was taken, the
-// leftovers for DEST are swept as Create sweeps them, and returned.
-func Replace(s *Session, dir *fsdir.Dir, name string, create, finish func(Entry) error) ([]Leftover, error) {
+// replace puts a new directory entry at DEST (name in dir, as for Create)
+// atomically, for DirSync.Replace: create makes it under a temporary name
+// in DEST's directory (a symbolic link, a FIFO, a device node, a hard
+// link: it must fail with an error that is os.ErrExist when the name is
+// taken), finish (if not nil) gives it its attributes, and then it is
+// renamed over DEST, so an existing entry is replaced in one step and never
+// missing. On failure nothing is left behind. The entry is registered with
+// s (nil: with no session) while it has its temporary name, and removed or
+// renamed only while that name still is the entry made. When the first
+// temporary name was taken, the leftovers for DEST are swept as Create
+// sweeps them, and returned.
+func replace(s *Session, dir *fsdir.Dir, name string, create, finish func(Entry) error) ([]Leftover, error) {
 	in, base, _, err := entryIn(&defaultSys, dir, name)
 	if err != nil {
 		return nil, err
@@ -38,7 +40,7 @@ func Replace(s *Session, dir *fsdir.Dir, name string, create, finish func(Entry)
 	return replaceIn(s, in, base, create, finish)
 }
 
-// replaceIn is Replace for base in dir; it closes dir.
+// replaceIn is replace for base in dir; it closes dir.
 func replaceIn(s *Session, dir *fsdir.Dir, base string, create, finish func(Entry) error) ([]Leftover, error) {
 	if s == nil {
 		s = NewSession()

@@ -14,11 +14,12 @@ import (
 
 // Session is one run's set of destinations being written, for the signal
 // handler: main makes one (NewSession), passes it to every Create and
-// Replace (Options.Session), and on a fatal signal calls Interrupt, which
-// removes the temporary files this run made (by identity: a name another
-// run took over is left alone) and keeps every later rename from
-// happening. It also remembers, per directory, what the sweep of leftovers
-// found there, so a directory is listed at most once per run.
+// DirSync.Replace (Options.Session), and on a fatal signal calls
+// Interrupt, which removes the temporary files this run made (by
+// identity: a name another run took over is left alone) and keeps every
+// later rename from happening. It also remembers, per directory, what
+// the sweep of leftovers found there, so a directory is listed at most
+// once per run.
 //
 // The signal handlers are armed lazily (SetArm): a run that never names a
 // file before it is complete (an unnamed temporary file linked into place,

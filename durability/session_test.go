@@ -25,7 +25,7 @@ func TestCreatesRunAtOnce(t *testing.T) {
 	errs := make(chan error, 2)
 	for i := range 2 {
 		go func() {
-			_, err := Replace(s, fsdir.Cwd, filepath.Join(dir, []string{"a", "b"}[i]), func(e Entry) error {
+			_, err := replace(s, fsdir.Cwd, filepath.Join(dir, []string{"a", "b"}[i]), func(e Entry) error {
 				close(started[i])
 				select {
 				case <-started[1-i]:
@@ -61,7 +61,7 @@ func TestInterruptDuringACreate(t *testing.T) {
 		inCreate, release := make(chan struct{}), make(chan struct{})
 		created := make(chan error, 1)
 		go func() {
-			_, err := Replace(s, fsdir.Cwd, filepath.Join(dir, "a"), func(e Entry) error {
+			_, err := replace(s, fsdir.Cwd, filepath.Join(dir, "a"), func(e Entry) error {
 				if err := unix.Symlinkat("target", e.Dir, e.Name); err != nil {
 					return err
 				}
