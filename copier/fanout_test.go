@@ -60,21 +60,22 @@ var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, 10<<20
 // is the source's, given each byte once.
 func TestCopyManyCopiesIntoEach(t *testing.T) {
 	t.Parallel()
-	sources := map[int][]byte{} // by size, for every case; none changes them
+	// By size, for every case, with their SHA-256; no case changes them.
+	sources, sums := map[int][]byte{}, map[int][]byte{}
 	for _, size := range fanSizes {
 		sources[size] = randomBytes(t, size)
+		sums[size] = sum256(sources[size])
 	}
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, n := range []int{2, 3} {
 			for _, size := range fanSizes {
-				data := sources[size]
+				data, sum := sources[size], sums[size]
 				t.Run(fmt.Sprintf("%s/%d/%d", s, n, size), func(t *testing.T) {
 					t.Parallel()
 					src, dsts := many(t, data, n)
 					h := sha256.New()
 					var progress countingCounter
 					res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: s, Reflink: ReflinkNever, Hash: h, Progress: &progress})
-					sum := sum256(data)
 					for i, d := range dsts {
 						if errs[i] != nil {
 							t.Fatalf("destination %d: %v", i, errs[i])
@@ -159,12 +160,19 @@ func TestCopyManySparse(t *testing.T) {
 // others get every byte.
 func TestCopyManyOneFails(t *testing.T) {
 	t.Parallel()
+	ns := []int{100000, 10<<20 + 5}
+	// By size, for every strategy, with their SHA-256; no case changes them.
+	sources, sums := map[int][]byte{}, map[int][]byte{}
+	for _, size := range ns {
+		sources[size] = randomBytes(t, size)
+		sums[size] = sum256(sources[size])
+	}
 	for _, s := range []Strategy{Auto, RW, Direct} {
-		for _, size := range []int{100000, 10<<20 + 5} {
+		for _, size := range ns {
+			data, sum := sources[size], sums[size]
 			t.Run(fmt.Sprintf("%s/%d", s, size), func(t *testing.T) {
 				t.Parallel()
 				sys := testSys()
-				data := randomBytes(t, size)
 				src, dsts := many(t, data, 3)
 				bad := int(dsts[1].Fd())
 				var written atomic.Int64
@@ -183,7 +191,6 @@ func TestCopyManyOneFails(t *testing.T) {
 				if !errors.As(errs[1], &ce) || ce.Side != SideWrite {
 					t.Errorf("the error %#v should name the write side", errs[1])
 				}
-				sum := sum256(data)
 				for _, i := range []int{0, 2} {
 					if errs[i] != nil {
 						t.Fatalf("destination %d: %v", i, errs[i])
@@ -200,7 +207,7 @@ func TestCopyManyOneFails(t *testing.T) {
 func TestCopyManyAllFail(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 100<<20)
+	data := make([]byte, 100<<20) // not checked: zeros do
 	src, dsts := many(t, data, 2)
 	inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) { return 0, unix.EIO })
 	res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, Strategy: RW})
