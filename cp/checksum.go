@@ -43,6 +43,10 @@ type manifest struct {
 	pending []byte
 	written int64 // bytes of the temporary file written
 	werr    error // the first write error, reported at the end
+	// inPlace: FILE is a FIFO, a device or a socket (/dev/null, a
+	// pipe's /dev/stdout), written into as a shell's redirection would,
+	// never replaced by a regular file.
+	inPlace bool
 	out     func(string)
 	// later: FILE goes into DEST, which the copy makes: laterName in
 	// laterDir is created at the end.
@@ -144,6 +148,9 @@ func (m *manifest) flush() {
 		m.out(string(m.pending))
 	case m.dest == nil:
 		return
+	case m.werr == nil && m.inPlace:
+		_, m.werr = m.dest.File.Write(m.pending)
+		m.written += int64(len(m.pending))
 	case m.werr == nil:
 		_, m.werr = m.dest.File.WriteAt(m.pending, m.written)
 		m.written += int64(len(m.pending))
@@ -210,7 +217,9 @@ func (a *app) openManifest() bool {
 
 // createManifest creates FILE's temporary file, name in dir, after the
 // checks that FILE can be one: not a directory, not a SOURCE, not inside
-// a SOURCE tree. It returns why not, or "".
+// a SOURCE tree. A FILE that is a FIFO, a device or a socket is opened to
+// be written into instead (m.inPlace); a symbolic link to a regular file
+// has that file replaced, and stays a link. It returns why not, or "".
 func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 	file := m.shown
 	var st unix.Stat_t
@@ -223,11 +232,41 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 	case err != unix.ENOENT:
 		return output.CannotCreateRegularFile(file, err)
 	}
+	m.inPlace = exists && st.Mode&unix.S_IFMT != unix.S_IFREG
+	if exists && !m.inPlace {
+		var lst unix.Stat_t
+		if err := unix.Fstatat(dir.Fd(), name, &lst, unix.AT_SYMLINK_NOFOLLOW); err == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+			// The rename goes over the file the link leads to (as a
+			// copy's DEST through a link), not over the link: a
+			// /dev/stdout redirected to a file stays /dev/stdout.
+			resolved, err := filepath.EvalSymlinks(dir.At(name))
+			if err != nil {
+				return output.CannotCreateRegularFile(file, unwrapPath(err))
+			}
+			rdir, err := fsdir.Open(filepath.Dir(resolved))
+			if err != nil {
+				return output.CannotCreateRegularFile(file, unwrapPath(err))
+			}
+			defer rdir.Release()
+			dir, name = rdir, filepath.Base(resolved)
+			if err := unix.Fstatat(dir.Fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				return output.CannotCreateRegularFile(file, unix.ELOOP)
+			}
+		}
+	}
 	if src, inside := a.manifestInSource(dir.Fd(), exists, &st); src != "" {
 		if inside {
 			return output.ChecksumFileInsideSource(file, src)
 		}
 		return output.ChecksumFileOverSource(file, src)
+	}
+	if m.inPlace {
+		d, err := durability.Create(dir, name, durability.Options{Sync: a.opts.Sync, Session: a.session, InPlace: true})
+		if err != nil {
+			return output.CannotCreateRegularFile(file, unwrapPath(err))
+		}
+		m.dest = d
+		return ""
 	}
 	if exists {
 		m.mode = st.Mode & 0o7777

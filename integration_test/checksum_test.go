@@ -554,3 +554,116 @@ func TestChecksumSourceChangedWhileHashing(t *testing.T) {
 	}
 	assertNoTemps(t, out)
 }
+
+// A FILE that is not a regular file is written into, as a shell's
+// redirection would, and never replaced: a device (a node of /dev/null's
+// kind), a FIFO a reader is waiting on, a symbolic link to a regular file
+// (the file it leads to gets the manifest, the link stays), /dev/stdout
+// when standard output is a file.
+func TestChecksumFileNotReplaced(t *testing.T) {
+	t.Parallel()
+	data := []byte("data\n")
+	sum := sha256.Sum256(data)
+	line := func(name string) string { return hex.EncodeToString(sum[:]) + "  " + name + "\n" }
+
+	t.Run("device", func(t *testing.T) {
+		t.Parallel()
+		needRoot(t)
+		dir := t.TempDir()
+		writeFile(t, join(dir, "f"), data, 0o644)
+		null := join(dir, "null")
+		if err := unix.Mknod(null, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+			t.Fatal(err)
+		}
+		for _, sync := range []string{"--sync=none", "--sync=full"} {
+			wantSuccess(t, fastcp(t, dir, sync, "--checksum-file=null", "f", "g"))
+			var st unix.Stat_t
+			if err := unix.Lstat(null, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(1, 3) {
+				t.Fatalf("%s: the device is now mode %o rdev %d (%v), want the character device 1,3", sync, st.Mode, st.Rdev, err)
+			}
+		}
+		assertNoTemps(t, dir)
+	})
+
+	t.Run("fifo", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFile(t, join(dir, "f"), data, 0o644)
+		fifo := join(dir, "fifo")
+		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			b, _ := os.ReadFile(fifo) // blocks until fastcp opens it, reads to its close
+			got <- string(b)
+		}()
+		wantSuccess(t, fastcp(t, dir, "--checksum-file=fifo", "f", "g"))
+		if s := <-got; s != line("g") {
+			t.Errorf("the FIFO's reader got %q, want %q", s, line("g"))
+		}
+		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO is now %v (%v)", fi.Mode(), err)
+		}
+		assertNoTemps(t, dir)
+	})
+
+	t.Run("symlink", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFile(t, join(dir, "f"), data, 0o644)
+		sub := mustMkdir(t, join(dir, "sums"))
+		writeFile(t, join(sub, "S"), []byte("old\n"), 0o640)
+		if err := os.Symlink("sums/S", join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		wantSuccess(t, fastcp(t, dir, "--checksum-file=link", "f", "g"))
+		if target, err := os.Readlink(join(dir, "link")); err != nil || target != "sums/S" {
+			t.Errorf("the link now reads %q (%v), want sums/S", target, err)
+		}
+		if b, _ := os.ReadFile(join(sub, "S")); string(b) != line("g") {
+			t.Errorf("the link's file holds %q, want %q", b, line("g"))
+		}
+		if fi, _ := os.Stat(join(sub, "S")); fi.Mode().Perm() != 0o640 {
+			t.Errorf("the link's file has mode %v, want its own 0640", fi.Mode().Perm())
+		}
+		sumsCheck(t, "sha256sum", dir, "link")
+		assertNoTemps(t, dir, sub)
+	})
+
+	t.Run("stdout-to-a-file", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFile(t, join(dir, "f"), data, 0o644)
+		out, err := os.Create(join(dir, "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		var before unix.Stat_t
+		if err := unix.Lstat("/dev/stdout", &before); err != nil {
+			t.Skip("no /dev/stdout:", err)
+		}
+		link, err := os.Readlink("/dev/stdout")
+		if err != nil {
+			t.Skip("/dev/stdout is not a link:", err)
+		}
+		cmd := exec.Command(setup.Bin, "--checksum-file=/dev/stdout", "f", "g")
+		var stderr strings.Builder
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("fastcp: %v %s", err, stderr.String())
+		}
+		var after unix.Stat_t
+		if err := unix.Lstat("/dev/stdout", &after); err != nil || after.Mode != before.Mode || after.Ino != before.Ino {
+			// Put the system's link back before failing.
+			if os.Remove("/dev/stdout") == nil {
+				os.Symlink(link, "/dev/stdout")
+			}
+			t.Fatalf("/dev/stdout was replaced: mode %o inode %d (%v), was mode %o inode %d", after.Mode, after.Ino, err, before.Mode, before.Ino)
+		}
+		if b, _ := os.ReadFile(join(dir, "out")); string(b) != line("g") {
+			t.Errorf("standard output's file holds %q, want %q", b, line("g"))
+		}
+	})
+}
