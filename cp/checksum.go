@@ -41,7 +41,6 @@ type manifest struct {
 	// files does not hold its manifest in memory. (A FILE created at the
 	// end, later, holds all of them until then.)
 	pending []byte
-	written int64 // bytes of the temporary file written
 	werr    error // the first write error, reported at the end
 	// inPlace: FILE is a FIFO, a device or a socket (/dev/null, a
 	// pipe's /dev/stdout), written into as a shell's redirection would,
@@ -148,12 +147,10 @@ func (m *manifest) flush() {
 		m.out(string(m.pending))
 	case m.dest == nil:
 		return
-	case m.werr == nil && m.inPlace:
-		_, m.werr = m.dest.File.Write(m.pending)
-		m.written += int64(len(m.pending))
 	case m.werr == nil:
-		_, m.werr = m.dest.File.WriteAt(m.pending, m.written)
-		m.written += int64(len(m.pending))
+		// In order, from the file's offset: the temporary file's
+		// start, or where a FIFO or a device takes it.
+		_, m.werr = m.dest.File.Write(m.pending)
 	}
 	m.pending = m.pending[:0]
 }
@@ -260,25 +257,19 @@ func (a *app) createManifest(m *manifest, dir *fsdir.Dir, name string) string {
 		}
 		return output.ChecksumFileOverSource(file, src)
 	}
-	if m.inPlace {
-		d, err := durability.Create(dir, name, durability.Options{Sync: a.opts.Sync, Session: a.session, InPlace: true})
-		if err != nil {
-			return output.CannotCreateRegularFile(file, unwrapPath(err))
+	do := durability.Options{Sync: a.opts.Sync, Session: a.session, InPlace: m.inPlace}
+	if !m.inPlace {
+		do.New, do.UnnamedPerm = !exists, os.FileMode(0o666)
+		if exists {
+			m.mode = st.Mode & 0o7777
 		}
-		m.dest = d
-		return ""
 	}
-	if exists {
-		m.mode = st.Mode & 0o7777
-	}
-	d, err := durability.Create(dir, name, durability.Options{
-		Sync: a.opts.Sync, Session: a.session, New: !exists, UnnamedPerm: os.FileMode(0o666),
-	})
+	d, err := durability.Create(dir, name, do)
 	if err != nil {
 		return output.CannotCreateRegularFile(file, unwrapPath(err))
 	}
 	m.dest = d
-	m.chmod = exists || !d.Unnamed()
+	m.chmod = !m.inPlace && (exists || !d.Unnamed())
 	return ""
 }
 

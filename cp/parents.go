@@ -123,7 +123,7 @@ func (a *app) parentDir(r *record, srcDir string, in *dir, base, dstDir string) 
 	a.session.DirCreated(d.Fd())
 	d.Hold()
 	in.Hold()
-	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, created: true, dir: d, in: in, inSync: inSync})
+	a.parentDirs = append(a.parentDirs, parentDone{src: srcDir, dst: dstDir, st: sst, dir: d, in: in, inSync: inSync})
 	if a.opts.Verbose {
 		r.out(output.CopyingParent(srcDir, dstDir))
 	}
@@ -154,11 +154,11 @@ func (a *app) parentThere(r *record, srcDir string, in *dir, base, dstDir string
 
 // parentDone is a directory --parents made or went through, whose
 // attributes are set once everything is copied: dir, held open, in the
-// directory in; inSync made it in in (nil: it was there).
+// directory in; inSync made it in in (nil: it was there, and the run
+// did not create it).
 type parentDone struct {
 	src, dst string
 	st       unix.Stat_t
-	created  bool
 	dir, in  *dir
 	inSync   *durability.DirSync
 }
@@ -170,7 +170,7 @@ func (a *app) finishParents() {
 	for i := len(a.parentDirs) - 1; i >= 0; i-- {
 		d := a.parentDirs[i]
 		r := a.seq.open()
-		dc := &dirCopy{e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.created}
+		dc := &dirCopy{e: &entry{st: d.st}, srcPath: d.src, dstPath: d.dst, created: d.inSync != nil}
 		if err := a.setDirAttrsFrom(dc, &d.st, -1, d.dir); err != nil {
 			r.fail(err.Error())
 		}
