@@ -28,9 +28,10 @@ import (
 // first, and that destination is done; the others share the read.
 // copy_file_range is not used beside the shared read: where it does not
 // share extents it reads the source again inside the kernel, from the
-// device for a cold source (twice the bytes read, three times the CPU
-// time); it saved CPU time only for a cached source (docs/measurements.md,
-// "One read, many writes").
+// device for a cold source (docs/measurements.md, "One read, many
+// writes"). A source already in the page cache, or small, is not read
+// into the ring: the kernel copies it into each destination on its own
+// (faneach.go).
 //
 // The read is the direct pipeline's where Auto would pick Direct for one
 // destination (a large source mostly not cached, ring and alignment as in

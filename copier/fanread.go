@@ -89,6 +89,11 @@ func (f *fan) shared() int64 {
 	case len(live) == 1 && f.opts.Strategy == Auto && live[0].c.opts.Start == f.start:
 		return f.alone(live[0])
 	}
+	if f.opts.Strategy == Auto {
+		if each, parallel := f.eachWanted(live); each {
+			return f.each(live, parallel)
+		}
+	}
 	for _, d := range live {
 		d.shared = true
 		d.c.res.Shared = len(live)
@@ -107,6 +112,22 @@ func (f *fan) alone(d *fanDest) int64 {
 	o := d.c.opts
 	o.Progress, o.Hash, o.HashSnapshots, o.HashWaiting, o.HashSnapshotEvery = f.opts.Progress, f.opts.Hash, f.opts.HashSnapshots, f.opts.HashWaiting, f.opts.HashSnapshotEvery
 	o.HashLater = false
+	r, err := f.copyOwn(d, o)
+	if o.Hash != nil {
+		f.hashed = true
+		for _, x := range f.dests {
+			x.c.res.Hashed, x.c.res.Hash = true, r.Hash
+		}
+	}
+	if err != nil {
+		return -1
+	}
+	return r.Size
+}
+
+// copyOwn copies the source into d on its own with Copy and options o,
+// after what cloneAll did for it (its fallback, the reflink refused).
+func (f *fan) copyOwn(d *fanDest, o Options) (Result, error) {
 	prev := d.c.result
 	r, err := Copy(d.file, f.srcD, o)
 	r.Fallbacks = append(prev.Fallbacks, r.Fallbacks...)
@@ -118,16 +139,7 @@ func (f *fan) alone(d *fanDest) int64 {
 	if err != nil {
 		d.fail(err)
 	}
-	if o.Hash != nil {
-		f.hashed = true
-		for _, x := range f.dests {
-			x.c.res.Hashed, x.c.res.Hash = true, r.Hash
-		}
-	}
-	if err != nil {
-		return -1
-	}
-	return r.Size
+	return r, err
 }
 
 // newLoop sets the shared read up: holes, direct I/O, the ring, each

@@ -269,6 +269,10 @@ type Result struct {
 	Shared     int
 	SharedRead Stat
 	Paced      time.Duration
+	// Each, for a copy of CopyMany that the kernel made on its own from
+	// the page cache (faneach.go), is how many destinations were copied
+	// so (0: none).
+	Each int
 	// Hashed says Options.Hash was given the bytes; Hash what it cost.
 	Hashed bool
 	Hash   HashStats

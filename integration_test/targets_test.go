@@ -179,14 +179,28 @@ func TestTargetsFilesystems(t *testing.T) {
 			}
 		}
 		assertNoTemps(t, d)
-		// The clone on the source's own filesystem; one read for the
-		// others.
+		// The clone on the source's own filesystem; for the others, the
+		// source being in the page cache, a kernel copy each from there.
 		block := debugBlock(r.stdout, "data", filepath.Join(d, "data"))
 		dbg := parseDebug(t, block, "data", filepath.Join(d, "data"))
 		if i == 0 && dbg.reflink != "yes" {
 			t.Errorf("%s: reflink %q, want yes", d, dbg.reflink)
 		}
-		if i > 0 && !strings.Contains(block, fmt.Sprintf("shared read: SOURCE read once for 2 destinations, %d bytes", len(data))) {
+		if i > 0 && (dbg.strategy != "sendfile" || !strings.Contains(block, "own copy: SOURCE in the page cache, copied by the kernel into each of 2 destinations")) {
+			t.Errorf("%s: --debug says\n%s\nwant a sendfile of its own from the page cache", d, block)
+		}
+	}
+	// Not in the page cache: one read shared by the two, into each
+	// directory again (over the copies above).
+	evictPath(t, filepath.Join(srcDir, "data"))
+	r = fastcp(t, srcDir, "--debug", "-t", dirs[1], "-t", dirs[2], "data")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("want exit 0 and no message, got %v", r)
+	}
+	for _, d := range dirs[1:] {
+		assertSameContent(t, filepath.Join(srcDir, "data"), filepath.Join(d, "data"))
+		block := debugBlock(r.stdout, "data", filepath.Join(d, "data"))
+		if !strings.Contains(block, fmt.Sprintf("shared read: SOURCE read once for 2 destinations, %d bytes", len(data))) || strings.Contains(block, "own copy") {
 			t.Errorf("%s: --debug says\n%s\nwant one read shared by the two", d, block)
 		}
 	}

@@ -306,6 +306,9 @@ func DebugLines(r *copier.Result) []string {
 			lines = append(lines, fmt.Sprintf("paced: the slowest destination, the others waited %.3f s for it", r.Paced.Seconds()))
 		}
 	}
+	if r.Each > 0 {
+		lines = append(lines, fmt.Sprintf("own copy: SOURCE in the page cache, copied by the kernel into each of %d destinations", r.Each))
+	}
 	if d := r.Direct.String(); d != "" {
 		lines = append(lines, "direct: "+d)
 	}
