@@ -19,6 +19,7 @@ func targetsScenarios(size int64) []*scenario {
 	ext4Alone, tmpfsAlone := "fastcp --sync=data -t ext4", "fastcp --sync=data -t tmpfs"
 	three, threeRuns := "fastcp -t x3", "fastcp x3, one after the other"
 	treeTwo, treeRuns := "fastcp -r -t x2", "fastcp -r x2, one after the other"
+	treeCalls, treeCallsRuns := "fastcp's calls -t x2", "fastcp's calls x2, one after the other"
 	return []*scenario{
 		{
 			id:       "targets-cold",
@@ -73,9 +74,17 @@ func targetsScenarios(size int64) []*scenario {
 				{name: treeTwo, argv: []string{"{fastcp}", "-r", "-t", "{dst}", "-t", "{dst2}", "{src}"}},
 				{name: treeRuns, argv: []string{"sh", "-c", `"$0" -r -t "$2" "$1" && "$0" -r -t "$3" "$1"`,
 					"{fastcp}", "{src}", "{dst}", "{dst2}"}},
+				// The filesystems' floor: the calls of fastcp's
+				// protocol alone, in one process (integration_test/
+				// kernelcalls), into both at once and one after the
+				// other.
+				{name: treeCalls, yardstick: true, argv: []string{"{kernelcalls}", "tree", "{src}", "{dst}", "{dst2}"}},
+				{name: treeCallsRuns, yardstick: true, argv: []string{"sh", "-c", `"$0" tree "$1" "$2" && "$0" tree "$1" "$3"`,
+					"{kernelcalls}", "{src}", "{dst}", "{dst2}"}},
 			},
 			targets: []target{
 				ratioAtMost(treeTwo, treeRuns, 0.7),
+				ratio(treeCalls, treeCallsRuns),
 				peakRSSAtMost(treeTwo, maxRSS),
 			},
 			noDebug: true,
