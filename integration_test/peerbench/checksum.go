@@ -2,13 +2,23 @@
 
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // --checksum's scenarios (-only sum): the hash made in the copy's pass
 // against the copy without it, against the copy followed by sha256sum
 // (what scripts do today), and --verify with the hash against --verify
 // alone. The manifest goes to standard output (--checksum-file=-), which
 // the benchmark reads: the destination directory must hold the copy only.
+
+// The yardsticks of --checksum's own work (integration_test/hashfloor):
+// the source hashed once, and twice, with nothing else.
+const (
+	oneHash   = "sha256 alone (hashfloor 1)"
+	twoHashes = "sha256 x2 alone (hashfloor 2)"
+)
 
 // fastcpSha256sumTool is a copy, then sha256sum of the copy: a manifest
 // the way scripts make one without --checksum.
@@ -39,9 +49,13 @@ func checksumScenarios(size int64) []*scenario {
 			srcFS:  rootFS,
 			dstFS:  rootFS,
 			source: random,
-			tools:  []tool{fastcpTool("--verify", "--checksum"), fastcpTool("--verify")},
+			tools: []tool{fastcpTool("--verify", "--checksum"), fastcpTool("--verify"),
+				// The two hashes --verify --checksum makes (the source's
+				// as copied, the copy's read back), alone.
+				{name: twoHashes, yardstick: true, argv: []string{"{hashfloor}", "2", "{src}"}}},
 			targets: []target{
 				ratioAtMost("fastcp --verify --checksum", "fastcp --verify", 0.8),
+				cpuFloor(twoHashes, "fastcp --verify", runtime.NumCPU()),
 			},
 		},
 		{
@@ -70,9 +84,13 @@ func coldChecksumScenario() *scenario {
 		dstFS:  rootFS,
 		source: randomFile(coldBytes),
 		cold:   true,
-		tools:  []tool{fastcpTool("--sync=data", "--checksum-file=-"), fastcpTool("--sync=data")},
+		tools: []tool{fastcpTool("--sync=data", "--checksum-file=-"), fastcpTool("--sync=data"),
+			// The hash alone, of the source read cold: its user time
+			// is what the copy's hash costs one core.
+			{name: oneHash, yardstick: true, argv: []string{"{hashfloor}", "1", "{src}"}}},
 		targets: []target{
 			ratioAtMost("fastcp --sync=data --checksum-file=-", "fastcp --sync=data", 1.1),
+			userOver(oneHash, "fastcp --sync=data"),
 			cacheGrowthAtMost("fastcp --sync=data --checksum-file=-", 64<<20),
 			peakRSSAtMost("fastcp --sync=data --checksum-file=-", maxRSS),
 		},

@@ -104,6 +104,83 @@ func ratioAtMostOrLimit(a, b string, limit float64, floor string, slack float64)
 	}
 }
 
+// ratioAtMostOrFloorRatio is ratioAtMost(a, b, limit), unless the same
+// ratio of two yardsticks that make only the system calls a and b must
+// make (fa for a, fb for b, in the same run) is above limit itself: then
+// no copy can meet the target on this machine, and the verdict is LIMIT
+// if a/b is at most slack times fa/fb, MISSED if not.
+func ratioAtMostOrFloorRatio(a, b string, limit float64, fa, fb string, slack float64) target {
+	plain := ratioAtMost(a, b, limit)
+	return target{
+		desc: fmt.Sprintf("%s / %s <= %.2fx (or within %.2fx of %s / %s, when even that misses)", a, b, limit, slack, fa, fb),
+		eval: func(r *result) (string, verdict) {
+			value, v := plain.eval(r)
+			if v != missed {
+				return value, v
+			}
+			ta, tb, _ := both(r, a, b)
+			tfa, tfb, ok := both(r, fa, fb)
+			if !ok {
+				return value, missed
+			}
+			fq := quotient(tfa.median(), tfb.median())
+			aq := quotient(ta.median(), tb.median())
+			value += fmt.Sprintf("; the calls alone %.2fx", fq)
+			if fq > limit && aq <= slack*fq {
+				return value, atLimit
+			}
+			return value, missed
+		},
+	}
+}
+
+// cpuFloor shows the least wall time the CPU leaves a: the user time of
+// the yardstick work (work, which a must do too: its hashes) and the
+// system time of base (whose calls a makes as well), medians, spread over
+// every CPU of the machine, against base's median wall time. A limit on
+// a / base below it is out of reach whatever a does.
+func cpuFloor(work, base string, cpus int) target {
+	return target{
+		desc: fmt.Sprintf("CPU floor: (%s user + %s sys) / %d CPUs, against %s", work, base, cpus, base),
+		eval: func(r *result) (string, verdict) {
+			tw, tb, ok := both(r, work, base)
+			if !ok {
+				return "", noData
+			}
+			var users, syss []time.Duration
+			for _, s := range tw.samples {
+				users = append(users, s.user)
+			}
+			for _, s := range tb.samples {
+				syss = append(syss, s.sys)
+			}
+			floor := (median(users) + median(syss)) / time.Duration(cpus)
+			return fmt.Sprintf("%.2fx (%s)", quotient(floor, tb.median()), fmtDur(floor)), info
+		},
+	}
+}
+
+// userOver shows the user time of the yardstick work (medians), which
+// one core must spend whatever runs beside it (one hash: a stream that
+// no second core can share), against base's median wall time.
+func userOver(work, base string) target {
+	return target{
+		desc: fmt.Sprintf("%s user time / %s", work, base),
+		eval: func(r *result) (string, verdict) {
+			tw, tb, ok := both(r, work, base)
+			if !ok {
+				return "", noData
+			}
+			var users []time.Duration
+			for _, s := range tw.samples {
+				users = append(users, s.user)
+			}
+			u := median(users)
+			return fmt.Sprintf("%.2fx (%s)", quotient(u, tb.median()), fmtDur(u)), info
+		},
+	}
+}
+
 // floorPlusWork: a's median is at most factor times floor's plus peer's
 // own work, that is peer's median less peerFloor's. For one invocation a
 // file: floor is a Go program that does nothing (the runtime's start and

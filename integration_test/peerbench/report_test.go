@@ -106,3 +106,53 @@ func TestAddBaseline(t *testing.T) {
 		t.Errorf("addBaseline changed a scenario without a fastcp row")
 	}
 }
+
+func TestRatioAtMostOrFloorRatio(t *testing.T) {
+	ms := time.Millisecond
+	tg := ratioAtMostOrFloorRatio("fan", "two", 0.7, "calls fan", "calls two", 1.2)
+	for _, c := range []struct {
+		name  string
+		walls map[string]time.Duration
+		want  verdict
+	}{
+		{"met outright", map[string]time.Duration{"fan": 600 * ms, "two": 1000 * ms, "calls fan": 800 * ms, "calls two": 1000 * ms}, met},
+		// The calls alone make 0.6x: 0.7x is within reach.
+		{"reachable, missed", map[string]time.Duration{"fan": 800 * ms, "two": 1000 * ms, "calls fan": 600 * ms, "calls two": 1000 * ms}, missed},
+		// The calls alone make 0.75x; 0.86x is within 1.2x of it.
+		{"out of reach, close to the floor", map[string]time.Duration{"fan": 860 * ms, "two": 1000 * ms, "calls fan": 750 * ms, "calls two": 1000 * ms}, atLimit},
+		{"out of reach, far from the floor", map[string]time.Duration{"fan": 950 * ms, "two": 1000 * ms, "calls fan": 750 * ms, "calls two": 1000 * ms}, missed},
+		{"no yardstick rows", map[string]time.Duration{"fan": 860 * ms, "two": 1000 * ms}, missed},
+		{"a tool did not run", map[string]time.Duration{"two": 1000 * ms}, noData},
+	} {
+		v, got := tg.eval(resultOf(c.walls))
+		if got != c.want {
+			t.Errorf("%s: verdict %v (%s), want %v", c.name, got, v, c.want)
+		}
+	}
+}
+
+func TestCPUFloor(t *testing.T) {
+	r := &result{tools: []*toolResult{
+		{tool: tool{name: "hashes"}, samples: []sample{{wall: 1400 * time.Millisecond, user: 1300 * time.Millisecond, sys: 100 * time.Millisecond}}},
+		{tool: tool{name: "verify"}, samples: []sample{{wall: 1000 * time.Millisecond, user: 150 * time.Millisecond, sys: 500 * time.Millisecond}}},
+	}}
+	// (1.3 s + 0.5 s) / 2 CPUs = 0.9 s, 0.90x of verify's 1 s.
+	v, got := cpuFloor("hashes", "verify", 2).eval(r)
+	if got != info || !strings.HasPrefix(v, "0.90x") {
+		t.Errorf("got %q (%v), want 0.90x, info", v, got)
+	}
+	if _, got := cpuFloor("hashes", "nothing", 2).eval(r); got != noData {
+		t.Errorf("without the base: %v, want noData", got)
+	}
+}
+
+func TestUserOver(t *testing.T) {
+	r := &result{tools: []*toolResult{
+		{tool: tool{name: "hash"}, samples: []sample{{wall: 3 * time.Second, user: 2600 * time.Millisecond}}},
+		{tool: tool{name: "copy"}, samples: []sample{{wall: 2 * time.Second, user: 100 * time.Millisecond}}},
+	}}
+	v, got := userOver("hash", "copy").eval(r)
+	if got != info || !strings.HasPrefix(v, "1.30x") {
+		t.Errorf("got %q (%v), want 1.30x, info", v, got)
+	}
+}

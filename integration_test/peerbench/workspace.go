@@ -120,8 +120,9 @@ func newWorkspace(ctx context.Context, parent, fastcp, baseline string) (*worksp
 	}
 	bins["{iocopy}"] = iocopy
 	// The maker of the trees of small files, the timer of a copy's
-	// first file, and the kernel's part of a loop of small copies.
-	for _, helper := range []string{"mktree", "firstfile", "kernelcalls"} {
+	// first file, the kernel's part of a loop of small copies, and the
+	// hashes of --checksum alone.
+	for _, helper := range []string{"mktree", "firstfile", "kernelcalls", "hashfloor"} {
 		bin := filepath.Join(root, helper)
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "fastcp/integration_test/"+helper)
 		if out, err := cmd.CombinedOutput(); err != nil {
