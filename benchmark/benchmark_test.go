@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"fastcp/checksum"
 	"fastcp/copier"
@@ -842,5 +843,26 @@ func TestTablesWiderTerminal(t *testing.T) {
 		if widest > width || calls != (width > 80) || (width > 80) != (widest > 80) {
 			t.Errorf("width %d: widest line %d, calls column shown: %v", width, widest, calls)
 		}
+	}
+}
+
+// The limit is the slower of the median read and the median write; when
+// those come from different runs it can lie outside every run's own
+// limit (the slower side of that run), and the spread still holds it.
+func TestLimitSpreadHoldsTheLimit(t *testing.T) {
+	const size = 1000 << 20
+	run := func(readS, writeS float64) limitRun {
+		return limitRun{read: time.Duration(readS * float64(time.Second)), write: time.Duration(writeS * float64(time.Second)), flush: time.Millisecond, writeBytes: size}
+	}
+	// Per-run limits: 1000/1.25 = 800 and 1000/1.2 = 833 MB/s (MiB as
+	// mbPerSec counts them); the medians: read 1.1 s, write 1.1 s, so the
+	// limit of the medians is above both runs' limits.
+	p := &limitProbe{b: &bench{size: size}, runs: []limitRun{run(1.0, 1.25), run(1.2, 0.95)}}
+	d := p.result()
+	if d.Error != "" || !(d.LimitMinMBps <= d.LimitMBps && d.LimitMBps <= d.LimitMaxMBps) || d.LimitMBps != min(d.ReadMBps, d.WriteMBps) {
+		t.Fatalf("limit %.1f, spread %.1f-%.1f, read %.1f, write %.1f", d.LimitMBps, d.LimitMinMBps, d.LimitMaxMBps, d.ReadMBps, d.WriteMBps)
+	}
+	if want := mbPerSec(size, 1.25); d.LimitMinMBps != want {
+		t.Errorf("spread from %.1f, want the slowest run's %.1f", d.LimitMinMBps, want)
 	}
 }

@@ -215,7 +215,10 @@ func (p *limitProbe) result() DeviceLimit {
 	d.WriteMBps = mbPerSec(p.runs[0].writeBytes, d.WriteS)
 	d.LimitMBps = min(d.ReadMBps, d.WriteMBps)
 	l := summarize(limits)
-	d.LimitMinMBps, d.LimitMaxMBps = l.min, l.max
+	// The two medians may come from different runs (the reads of one,
+	// the writes of another), so the slower of them can lie outside the
+	// runs' own limits: the spread shown takes it in.
+	d.LimitMinMBps, d.LimitMaxMBps = min(l.min, d.LimitMBps), max(l.max, d.LimitMBps)
 	return d
 }
 
