@@ -19,9 +19,9 @@ import (
 //   - a source wholly in the page cache (cachestat): each destination on
 //     a goroutine of its own, beside the others, none pacing another.
 //
-// docs/measurements.md ("One read, many writes") has what each saves.
 // Not with --checksum (the hash is given the bytes the shared read reads)
 // nor --nocache (Auto's direct reads would each read the device).
+// docs/measurements.md ("One read, many writes") has what each saves.
 
 // eachWanted says whether the destinations of live get kernel copies of
 // their own from the page cache, and whether those run beside each other.
