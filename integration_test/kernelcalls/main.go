@@ -109,7 +109,7 @@ func copyOne(mode string, sd, dd int, name string) error {
 		if err != nil {
 			return err
 		}
-		if err := copyAll(src, dst, st.Size); err != nil {
+		if err := copyAll(copyFileRange, "copy_file_range", src, dst, st.Size); err != nil {
 			unix.Close(dst)
 			return err
 		}
@@ -122,7 +122,7 @@ func copyOne(mode string, sd, dd int, name string) error {
 		return err
 	}
 	defer unix.Close(tmp)
-	if err := copyAll(src, tmp, st.Size); err != nil {
+	if err := copyAll(copyFileRange, "copy_file_range", src, tmp, st.Size); err != nil {
 		return err
 	}
 	if !exists {
@@ -135,19 +135,26 @@ func copyOne(mode string, sd, dd int, name string) error {
 	return unix.Renameat(dd, temp, dd, name)
 }
 
-func copyAll(src, dst int, size int64) error {
-	for size > 0 {
-		n, err := unix.CopyFileRange(src, nil, dst, nil, int(size), 0)
+// copyAll copies size bytes of src from its start into dst with call
+// (copy_file_range or sendfile), which moves off.
+func copyAll(call func(src, dst int, off *int64, n int) (int, error), name string, src, dst int, size int64) error {
+	for off := int64(0); off < size; {
+		n, err := call(src, dst, &off, int(size-off))
+		if err == nil && n == 0 {
+			err = fmt.Errorf("%s: short copy", name)
+		}
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return fmt.Errorf("copy_file_range: short copy")
-		}
-		size -= int64(n)
 	}
 	return nil
 }
+
+func copyFileRange(src, dst int, off *int64, n int) (int, error) {
+	return unix.CopyFileRange(src, off, dst, nil, n, 0)
+}
+
+func sendfile(src, dst int, off *int64, n int) (int, error) { return unix.Sendfile(dst, src, off, n) }
 
 // tree copies the directories of srcDir, and their regular files, into
 // every directory of dstDirs (see the package comment).
@@ -220,15 +227,9 @@ func treeFile(sd int, dds []int, name string) error {
 		if err != nil {
 			return err
 		}
-		for off := int64(0); off < st.Size; {
-			n, err := unix.Sendfile(tmp, src, &off, int(st.Size-off))
-			if err == nil && n == 0 {
-				err = fmt.Errorf("sendfile: short copy")
-			}
-			if err != nil {
-				unix.Close(tmp)
-				return err
-			}
+		if err := copyAll(sendfile, "sendfile", src, tmp, st.Size); err != nil {
+			unix.Close(tmp)
+			return err
 		}
 		err = unix.Linkat(tmp, "", dd, name, unix.AT_EMPTY_PATH)
 		unix.Close(tmp)

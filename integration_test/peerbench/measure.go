@@ -54,6 +54,22 @@ func (tr *toolResult) total() time.Duration {
 
 func (tr *toolResult) median() time.Duration { return median(tr.walls()) }
 
+// medianUser and medianSys are the medians of the runs' CPU times.
+func (tr *toolResult) medianUser() time.Duration {
+	return tr.medianOf(func(s sample) time.Duration { return s.user })
+}
+func (tr *toolResult) medianSys() time.Duration {
+	return tr.medianOf(func(s sample) time.Duration { return s.sys })
+}
+
+func (tr *toolResult) medianOf(f func(sample) time.Duration) time.Duration {
+	var ds []time.Duration
+	for _, s := range tr.samples {
+		ds = append(ds, f(s))
+	}
+	return median(ds)
+}
+
 func (tr *toolResult) peakRSS() int64 {
 	var m int64
 	for _, s := range tr.samples {

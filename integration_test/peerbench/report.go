@@ -147,14 +147,7 @@ func cpuFloor(work, base string, cpus int) target {
 			if !ok {
 				return "", noData
 			}
-			var users, syss []time.Duration
-			for _, s := range tw.samples {
-				users = append(users, s.user)
-			}
-			for _, s := range tb.samples {
-				syss = append(syss, s.sys)
-			}
-			floor := (median(users) + median(syss)) / time.Duration(cpus)
+			floor := (tw.medianUser() + tb.medianSys()) / time.Duration(cpus)
 			return fmt.Sprintf("%.2fx (%s)", quotient(floor, tb.median()), fmtDur(floor)), info
 		},
 	}
@@ -171,11 +164,7 @@ func userOver(work, base string) target {
 			if !ok {
 				return "", noData
 			}
-			var users []time.Duration
-			for _, s := range tw.samples {
-				users = append(users, s.user)
-			}
-			u := median(users)
+			u := tw.medianUser()
 			return fmt.Sprintf("%.2fx (%s)", quotient(u, tb.median()), fmtDur(u)), info
 		},
 	}
