@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,6 +262,58 @@ func TestWorkersGCPercent(t *testing.T) {
 		}
 		if got := debug.SetGCPercent(100); got != c.want {
 			t.Errorf("%s with GOGC=%q: GOGC %d, want %d", c.args, c.gogc, got, c.want)
+		}
+	}
+}
+
+// The signal handlers cost more than a small copy (docs/measurements.md):
+// a copy to a new name never installs them, since an unnamed file linked
+// in under DEST's name leaves nothing behind; a copy that replaces DEST
+// has them in place by the time it returns (its file got a temporary name
+// before the rename), installed once for the whole run.
+func TestSignalHandlersOnlyWhenDESTIsReplaced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := func(n string) string { return filepath.Join(dir, n) }
+	for _, n := range []string{"a", "old1", "t/a", "t/b"} {
+		os.MkdirAll(filepath.Dir(in(n)), 0o755)
+		if err := os.WriteFile(in(n), []byte("old "+n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(in("b"), []byte("b"), 0o644)
+	os.Mkdir(in("newdir"), 0o755)
+	installs := func(args ...string) int32 {
+		t.Helper()
+		var calls atomic.Int32
+		s := durability.NewSession()
+		s.SetArm(func() { calls.Add(1) })
+		opts, err := flags.Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if Run(opts, output.New("fastcp", &out, &errb), strings.NewReader(""), s) {
+			t.Fatalf("fastcp %q failed: %s", args, errb.String())
+		}
+		return calls.Load()
+	}
+	for _, tt := range []struct {
+		args []string
+		want int32
+	}{
+		{[]string{in("a"), in("new")}, 0},
+		{[]string{in("a"), in("b"), in("newdir")}, 0},
+		{[]string{in("b"), in("old1")}, 1},
+		{[]string{"-t", in("t"), in("a"), in("b")}, 1},
+	} {
+		if got := installs(tt.args...); got != tt.want {
+			t.Errorf("fastcp %q installed the signal handlers %d times, want %d", tt.args, got, tt.want)
+		}
+	}
+	for n, want := range map[string]string{"new": "old a", "newdir/b": "b", "old1": "b", "t/a": "old a", "t/b": "b"} {
+		if got, _ := os.ReadFile(in(n)); string(got) != want {
+			t.Errorf("%s holds %q, want %q", n, got, want)
 		}
 	}
 }
