@@ -65,16 +65,32 @@ func randomBytes(t *testing.T, n int) []byte {
 // pair makes a source file holding data and an empty destination file.
 func pair(t *testing.T, data []byte) (dst, src *os.File) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "src"), data, 0o644); err != nil {
+	return pairFrom(t, srcFile(t, data))
+}
+
+// srcFile writes data into a file of t's own and returns its path: a
+// source that the subtests of t share (pairFrom, manyFrom), written once
+// rather than once per copy. None of them may change it.
+func srcFile(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "src")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.Open(filepath.Join(dir, "src"))
+	return path
+}
+
+// pairFrom opens the source file at path and makes an empty destination
+// file of t's own.
+func pairFrom(t *testing.T, path string) (dst, src *os.File) {
+	t.Helper()
+	src, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst, err = os.Create(filepath.Join(dir, "dst"))
+	dst, err = os.Create(filepath.Join(t.TempDir(), "dst"))
 	if err != nil {
+		src.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close(); dst.Close() })
@@ -148,15 +164,17 @@ var sizes = []int{0, 1, 4095, 4096, 4097, 1<<20 + 1, 3<<20 + 17}
 
 func TestForcedStrategiesCopyExactly(t *testing.T) {
 	t.Parallel()
-	sources := map[int][]byte{} // by size, for every strategy; no case changes them
+	// By size, for every strategy, and their files; no case changes them.
+	sources, paths := map[int][]byte{}, map[int]string{}
 	for _, n := range sizes {
 		sources[n] = randomBytes(t, n)
+		paths[n] = srcFile(t, sources[n])
 	}
 	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
 		for _, n := range sizes {
-			data := sources[n]
+			data, path := sources[n], paths[n]
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
-				dst, src := pair(t, data)
+				dst, src := pairFrom(t, path)
 				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10})
 				if err != nil {
 					t.Fatal(err)
@@ -216,10 +234,11 @@ var refusals = []unix.Errno{unix.ENOSYS, unix.EXDEV, unix.EINVAL, unix.EOPNOTSUP
 func TestRefusalBeforeAnyByteFallsBack(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
+	data := randomBytes(t, 1<<20+1) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, errno := range refusals {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
-			data := randomBytes(t, 1<<20+1)
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			inject(t, &sys.copyFileRange, cfrFailAfter(0, 1<<30, errno))
 			res, err := Copy(dst, src, Options{sys: sys})
 			if err != nil {
@@ -253,10 +272,12 @@ func TestRefusalPartWayResumesAtOffset(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
 	const good = 300_000 // not block aligned on purpose
+	// Every case's source; none changes it.
+	data := randomBytes(t, 2<<20+3)
+	path := srcFile(t, data)
 	for _, errno := range refusals {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
-			data := randomBytes(t, 2<<20+3)
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			inject(t, &sys.copyFileRange, cfrFailAfter(good, 100_000, errno))
 			res, err := Copy(dst, src, Options{sys: sys})
 			if err != nil {
@@ -376,6 +397,8 @@ func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
 // 4096) is read until a call returns nothing.
 func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
 	t.Parallel()
+	data := randomBytes(t, 70_000) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, s := range []Strategy{CopyFileRange, Sendfile, RW} {
 		for _, c := range []struct {
 			name      string
@@ -388,8 +411,7 @@ func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
 			{"short-of-the-size", 70_001, 2, 70_000},
 		} {
 			t.Run(s.String()+"/"+c.name, func(t *testing.T) {
-				data := randomBytes(t, 70_000)
-				dst, src := pair(t, data)
+				dst, src := pairFrom(t, path)
 				var st unix.Stat_t
 				if err := unix.Fstat(int(src.Fd()), &st); err != nil {
 					t.Fatal(err)
@@ -525,10 +547,11 @@ func TestReflinkRefusedOnExt4(t *testing.T) {
 func TestShortCounts(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 1<<20+1)
+	data := randomBytes(t, 1<<20+1) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, s := range []Strategy{CopyFileRange, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
 				return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 4097), flags)
 			})
@@ -556,10 +579,11 @@ func TestShortCounts(t *testing.T) {
 func TestEINTRIsRetried(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 1<<20)
+	data := randomBytes(t, 1<<20) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		t.Run(s.String(), func(t *testing.T) {
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			flip := false
 			eintr := func() bool { flip = !flip; return flip }
 			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
@@ -602,10 +626,11 @@ func TestEINTRIsRetried(t *testing.T) {
 func TestRealFailureIsNotHidden(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
+	// Every case's source; none changes it, and no case reads its bytes.
+	path := srcFile(t, randomBytes(t, 1<<20))
 	for _, errno := range []unix.Errno{unix.EIO, unix.ENOSPC, unix.EDQUOT, unix.ENOMEM, unix.EFBIG, unix.EROFS} {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
-			data := randomBytes(t, 1<<20)
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			inject(t, &sys.copyFileRange, cfrFailAfter(200_000, 100_000, errno))
 			res, err := Copy(dst, src, Options{sys: sys})
 			var ce *Error

@@ -19,16 +19,21 @@ import (
 // many makes a source holding data and n empty destinations.
 func many(t *testing.T, data []byte, n int) (src *os.File, dsts []*os.File) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "src"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return openMany(t, dir, n)
+	return manyFrom(t, srcFile(t, data), n)
 }
 
-func openMany(t *testing.T, dir string, n int) (src *os.File, dsts []*os.File) {
+// manyFrom opens the source file at path (srcFile) and makes n empty
+// destinations of t's own.
+func manyFrom(t *testing.T, path string, n int) (src *os.File, dsts []*os.File) {
 	t.Helper()
-	src, err := os.Open(filepath.Join(dir, "src"))
+	return openMany(t, path, t.TempDir(), n)
+}
+
+// openMany opens the source file at path and makes n empty destinations
+// in dir.
+func openMany(t *testing.T, path, dir string, n int) (src *os.File, dsts []*os.File) {
+	t.Helper()
+	src, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +140,7 @@ func TestCopyManySparse(t *testing.T) {
 				12 << 20: randomBytes(t, 4096),
 			}
 			makeSparse(t, filepath.Join(dir, "src"), size, chunks)
-			src, dsts := openMany(t, dir, 3)
+			src, dsts := openMany(t, filepath.Join(dir, "src"), dir, 3)
 			h := sha256.New()
 			res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: s, Reflink: ReflinkNever, Hash: h})
 			want, _ := os.ReadFile(src.Name())
