@@ -80,6 +80,32 @@ func srcFile(t *testing.T, data []byte) string {
 	return path
 }
 
+// sourceFiles are a test's sources by size, each made the first time one
+// of its sequential subtests asks for it (of), for the others to share.
+type sourceFiles struct {
+	dir  string // the test's own, not a subtest's
+	data map[int][]byte
+}
+
+func newSourceFiles(t *testing.T) *sourceFiles {
+	return &sourceFiles{dir: t.TempDir(), data: map[int][]byte{}}
+}
+
+// of returns n random bytes and the path of the file holding them.
+func (s *sourceFiles) of(t *testing.T, n int) ([]byte, string) {
+	t.Helper()
+	path := filepath.Join(s.dir, fmt.Sprint(n))
+	data, ok := s.data[n]
+	if !ok {
+		data = randomBytes(t, n)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.data[n] = data
+	}
+	return data, path
+}
+
 // pairFrom opens the source file at path and makes an empty destination
 // file of t's own.
 func pairFrom(t *testing.T, path string) (dst, src *os.File) {
@@ -95,6 +121,23 @@ func pairFrom(t *testing.T, path string) (dst, src *os.File) {
 	}
 	t.Cleanup(func() { src.Close(); dst.Close() })
 	return dst, src
+}
+
+// head returns the first n bytes of the file f, or all of them when it
+// holds fewer.
+func head(t *testing.T, f *os.File, n int64) []byte {
+	t.Helper()
+	r, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := make([]byte, n)
+	m, err := io.ReadFull(r, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		t.Fatal(err)
+	}
+	return b[:m]
 }
 
 func contents(t *testing.T, f *os.File) []byte {
