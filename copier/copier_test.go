@@ -149,30 +149,49 @@ func contents(t *testing.T, f *os.File) []byte {
 	return b
 }
 
-// mustHold fails unless the file f holds exactly want. It reads f a
-// piece at a time: a whole-file buffer per check was much of the
-// package's test time.
-func mustHold(t *testing.T, f *os.File, want []byte) {
+// mustHold fails unless the file f holds exactly want, given as one
+// slice or as parts one after the other. It reads f a piece at a time: a
+// whole-file buffer per check was much of the package's test time.
+func mustHold(t *testing.T, f *os.File, want ...[]byte) {
 	t.Helper()
 	r, err := os.Open(f.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	total := 0
+	for _, p := range want {
+		total += len(p)
+	}
+	differs := func(at int) {
+		t.Helper()
+		fi, _ := r.Stat()
+		t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", fi.Size(), total, at)
+	}
 	buf := holdBufs.Get().(*[]byte)
 	defer holdBufs.Put(buf)
 	off := 0
+	pi, po := 0, 0 // the part that the next byte of f is compared with, and where in it
 	for {
 		n, err := io.ReadFull(r, *buf)
 		got := (*buf)[:n]
-		rest := want[min(off, len(want)):]
-		if !bytes.Equal(got, rest[:min(n, len(rest))]) || n > len(rest) {
-			i := 0
-			for i < n && i < len(rest) && got[i] == rest[i] {
-				i++
+		for i := 0; i < n; {
+			if pi == len(want) {
+				differs(off + i) // f is longer
 			}
-			fi, _ := r.Stat()
-			t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", fi.Size(), len(want), off+i)
+			p := want[pi][po:]
+			k := min(n-i, len(p))
+			if !bytes.Equal(got[i:i+k], p[:k]) {
+				j := 0
+				for got[i+j] == p[j] {
+					j++
+				}
+				differs(off + i + j)
+			}
+			i, po = i+k, po+k
+			if po == len(want[pi]) {
+				pi, po = pi+1, 0
+			}
 		}
 		off += n
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -182,8 +201,8 @@ func mustHold(t *testing.T, f *os.File, want []byte) {
 			t.Fatal(err)
 		}
 	}
-	if off != len(want) {
-		t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", off, len(want), off)
+	if off != total {
+		differs(off)
 	}
 }
 

@@ -16,16 +16,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// prefilled makes a source holding data and a destination holding a marker
-// pattern of start bytes: what a continued copy must keep below start.
-func prefilled(t *testing.T, data []byte, start int) (dst, src *os.File, want []byte) {
+// prefilled opens the source file at path (srcFile), which holds data,
+// and makes a destination holding a marker pattern of start bytes: what a
+// continued copy must keep below start. want is what the destination must
+// hold after the copy, in two parts (for mustHold: no copy of data).
+func prefilled(t *testing.T, path string, data []byte, start int) (dst, src *os.File, want [][]byte) {
 	t.Helper()
-	dst, src = pair(t, data)
+	dst, src = pairFrom(t, path)
 	marker := bytes.Repeat([]byte{0xA5}, start)
 	if _, err := dst.WriteAt(marker, 0); err != nil {
 		t.Fatal(err)
 	}
-	return dst, src, append(marker, data[start:]...)
+	return dst, src, [][]byte{marker, data[start:]}
 }
 
 // Start: every strategy continues at the offset and writes nothing below it.
@@ -33,16 +35,17 @@ func TestStartContinuesAtOffset(t *testing.T) {
 	t.Parallel()
 	const n = 3<<20 + 17
 	data := randomBytes(t, n) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW} {
 		for _, start := range []int{1, 4096, 1<<20 + 3, n - 1, n} {
 			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
-				dst, src, want := prefilled(t, data, start)
+				dst, src, want := prefilled(t, path, data, start)
 				var counted countingCounter
 				res, err := Copy(dst, src, Options{Strategy: s, Start: int64(start), BufferSize: 256 << 10, Progress: &counted})
 				if err != nil {
 					t.Fatal(err)
 				}
-				mustHold(t, dst, want)
+				mustHold(t, dst, want...)
 				if res.Size != n || res.Bytes != int64(n-start) {
 					t.Errorf("Size %d Bytes %d, want %d and %d", res.Size, res.Bytes, n, n-start)
 				}
@@ -279,23 +282,28 @@ func TestCheckpointRecordErrorStopsTheCopy(t *testing.T) {
 func TestStartAndCheckpointsDirect(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	const n = 24<<20 + 12345
-	data := randomBytes(t, n) // both cases' source; neither changes it
-	for _, start := range []int{1 << 20, 9<<20 + 4096} {
+	// Starts inside the first chunk and a block past the second's start;
+	// after either, four chunks and an unaligned tail: a checkpoint is
+	// due after each chunk.
+	chunk := directBufBytes
+	n := chunk + 4096 + 4*chunk + 12345
+	data := randomBytes(t, n) // every case's source; none changes it
+	path := srcFile(t, data)
+	for _, start := range []int{1 << 20, chunk + 4096} {
 		t.Run(fmt.Sprint(start), func(t *testing.T) {
-			dst, src, want := prefilled(t, data, start)
+			dst, src, want := prefilled(t, path, data, start)
 			var rec syncRecorder
 			rec.install(t, sys)
 			var recorded []int64
 			res, err := Copy(dst, src, Options{
 				sys:      sys,
-				Strategy: Direct, Start: int64(start), CheckpointBytes: 4 << 20, Flush: true,
+				Strategy: Direct, Start: int64(start), CheckpointBytes: int64(chunk), Flush: true,
 				CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustHold(t, dst, want)
+			mustHold(t, dst, want...)
 			if res.Bytes != int64(n-start) || res.StatOf(Direct).Bytes != int64(n-start) {
 				t.Errorf("Bytes %d (direct %d), want %d", res.Bytes, res.StatOf(Direct).Bytes, n-start)
 			}
@@ -314,7 +322,7 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 		})
 	}
 	// An unaligned start is refused by a forced direct.
-	dst, src, _ := prefilled(t, randomBytes(t, 4<<20), 1000)
+	dst, src, _ := prefilled(t, path, data, 1000)
 	if _, err := Copy(dst, src, Options{sys: sys, Strategy: Direct, Start: 1000}); err == nil {
 		t.Error("a forced direct copy started at an unaligned offset")
 	}
