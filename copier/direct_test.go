@@ -422,8 +422,12 @@ func TestDirectSparseKeepsHoles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "src")
 	a, b := randomBytes(t, 1<<20), randomBytes(t, 12345)
-	const size = 64 << 20
-	makeSparse(t, path, size, map[int64][]byte{0: a, 40 << 20: b})
+	// Holes of more than two chunks between the extents and after the
+	// second, neither aligned to a chunk.
+	chunk := int64(directBufBytes)
+	off := 3*chunk + 1<<20
+	size := off + 3*chunk
+	makeSparse(t, path, size, map[int64][]byte{0: a, off: b})
 	src, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
