@@ -66,18 +66,19 @@ var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, 10<<20
 func TestCopyManyCopiesIntoEach(t *testing.T) {
 	t.Parallel()
 	// By size, for every case, with their SHA-256; no case changes them.
-	sources, sums := map[int][]byte{}, map[int][]byte{}
+	sources, sums, paths := map[int][]byte{}, map[int][]byte{}, map[int]string{}
 	for _, size := range fanSizes {
 		sources[size] = randomBytes(t, size)
 		sums[size] = sum256(sources[size])
+		paths[size] = srcFile(t, sources[size])
 	}
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, n := range []int{2, 3} {
 			for _, size := range fanSizes {
-				data, sum := sources[size], sums[size]
+				data, sum, path := sources[size], sums[size], paths[size]
 				t.Run(fmt.Sprintf("%s/%d/%d", s, n, size), func(t *testing.T) {
 					t.Parallel()
-					src, dsts := many(t, data, n)
+					src, dsts := manyFrom(t, path, n)
 					h := sha256.New()
 					var progress countingCounter
 					res, errs := CopyMany(src, destsOf(dsts), Options{Strategy: s, Reflink: ReflinkNever, Hash: h, Progress: &progress})
@@ -167,18 +168,19 @@ func TestCopyManyOneFails(t *testing.T) {
 	t.Parallel()
 	ns := []int{100000, 10<<20 + 5}
 	// By size, for every strategy, with their SHA-256; no case changes them.
-	sources, sums := map[int][]byte{}, map[int][]byte{}
+	sources, sums, paths := map[int][]byte{}, map[int][]byte{}, map[int]string{}
 	for _, size := range ns {
 		sources[size] = randomBytes(t, size)
 		sums[size] = sum256(sources[size])
+		paths[size] = srcFile(t, sources[size])
 	}
 	for _, s := range []Strategy{Auto, RW, Direct} {
 		for _, size := range ns {
-			data, sum := sources[size], sums[size]
+			data, sum, path := sources[size], sums[size], paths[size]
 			t.Run(fmt.Sprintf("%s/%d", s, size), func(t *testing.T) {
 				t.Parallel()
 				sys := testSys()
-				src, dsts := many(t, data, 3)
+				src, dsts := manyFrom(t, path, 3)
 				bad := int(dsts[1].Fd())
 				var written atomic.Int64
 				inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {

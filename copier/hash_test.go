@@ -52,17 +52,18 @@ func TestHashEveryStrategy(t *testing.T) {
 	ns := []int{0, 1, 4096, 64 << 10, 64<<10 + 1, 1<<20 + 1, 5<<20 + 17}
 	// Each size's source and its SHA-256, for every strategy; no case
 	// changes them.
-	sources, sums := map[int][]byte{}, map[int][]byte{}
+	sources, sums, paths := map[int][]byte{}, map[int][]byte{}, map[int]string{}
 	for _, n := range ns {
 		sources[n] = randomBytes(t, n)
 		sums[n] = sum256(sources[n])
+		paths[n] = srcFile(t, sources[n])
 	}
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, Splice, RW, Direct} {
 		for _, n := range ns {
-			data, sum := sources[n], sums[n]
+			data, sum, path := sources[n], sums[n], paths[n]
 			t.Run(fmt.Sprintf("%s/%d", s, n), func(t *testing.T) {
 				t.Parallel()
-				dst, src := pair(t, data)
+				dst, src := pairFrom(t, path)
 				h := sha256.New()
 				res, err := Copy(dst, src, Options{Strategy: s, BufferSize: 64 << 10, Hash: h})
 				if err != nil {
@@ -171,14 +172,15 @@ func TestHashStreams(t *testing.T) {
 func TestHashSpliceTeeFails(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 3<<20+5)
+	data := randomBytes(t, 3<<20+5) // both cases' source; neither changes it
+	path := srcFile(t, data)
 	for name, fn := range map[string]func(r, w, n, fl int) (int64, error){
 		"refused": func(int, int, int, int) (int64, error) { return 0, unix.EINVAL },
 		"short":   func(r, w, n, fl int) (int64, error) { return unix.Tee(r, w, min(n, 4096), fl) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			inject(t, &sys.tee, fn)
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			h := sha256.New()
 			res, err := Copy(dst, src, Options{sys: sys, Strategy: Splice, Hash: h})
 			if err != nil {
@@ -298,9 +300,9 @@ func TestHashDirectSlowHash(t *testing.T) {
 func TestHashEndsWithAFailedCopy(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 20<<20)
+	path := srcFile(t, randomBytes(t, 20<<20)) // both cases' source; neither changes it
 	t.Run("direct", func(t *testing.T) {
-		dst, src := pair(t, data)
+		dst, src := pairFrom(t, path)
 		var writes atomic.Int32
 		inject(t, &sys.pwrite, func(fd int, b []byte, off int64) (int, error) {
 			if writes.Add(1) == 5 {
@@ -315,7 +317,7 @@ func TestHashEndsWithAFailedCopy(t *testing.T) {
 		}
 	})
 	t.Run("read again", func(t *testing.T) {
-		dst, src := pair(t, data)
+		dst, src := pairFrom(t, path)
 		inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
 			if off >= 8<<20 {
 				return 0, unix.EIO
@@ -333,10 +335,11 @@ func TestHashEndsWithAFailedCopy(t *testing.T) {
 // taken up again there, it ends at the whole file's digest.
 func TestHashSnapshots(t *testing.T) {
 	t.Parallel()
-	data := randomBytes(t, 5<<20+100)
+	data := randomBytes(t, 5<<20+100) // every case's source; none changes it
+	path := srcFile(t, data)
 	for _, s := range []Strategy{CopyFileRange, RW, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			h := sha256.New()
 			var latest func() HashState
 			o := Options{Strategy: s, Hash: h, HashSnapshotEvery: 1 << 20, HashSnapshots: func(f func() HashState) { latest = f }}
@@ -364,9 +367,10 @@ func TestHashSnapshots(t *testing.T) {
 func TestHashLater(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 20<<20+9)
+	data := randomBytes(t, 20<<20+9) // every copy's source; none changes it
+	path := srcFile(t, data)
 	for _, abandon := range []bool{false, true} {
-		dst, src := pair(t, data)
+		dst, src := pairFrom(t, path)
 		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
 		res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: h, HashLater: true})
 		if err != nil {
@@ -389,7 +393,7 @@ func TestHashLater(t *testing.T) {
 		wantDigest(t, h.Hash, res, data)
 	}
 	// A failed copy waits for nothing and leaves nothing to wait for.
-	dst, src := pair(t, data)
+	dst, src := pairFrom(t, path)
 	inject(t, &sys.copyFileRange, cfrFailAfter(8<<20, 1<<20, unix.EIO))
 	res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: sha256.New(), HashLater: true})
 	if err == nil || res.HashWait != nil {
@@ -405,11 +409,12 @@ func TestHashCheckpoints(t *testing.T) {
 	const every = 2 << 20 // bytes between checkpoints
 	data := randomBytes(t, 6*every+3)
 	sum := sum256(data)
+	path := srcFile(t, data) // every case's source; none changes it
 	for _, s := range []Strategy{RW, CopyFileRange, Direct} {
 		t.Run(s.String(), func(t *testing.T) {
 			t.Parallel()
 			sys := testSys()
-			dst, src := pair(t, data)
+			dst, src := pairFrom(t, path)
 			inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
 				return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 			})
