@@ -762,10 +762,12 @@ func copyFrom(t *testing.T, d *Destination, src *os.File, chunk int) {
 
 func TestNoCacheDropsBehind(t *testing.T) {
 	t.Parallel()
-	// At most the windows in flight (3 of 4 MiB), the copier's piece and
-	// the readahead may stay cached during the copy; the copy is twice
-	// that, so that a copy that dropped nothing behind it fails.
-	const cachedAtMost = 16 << 20
+	// At most the windows in flight (depth+1 of them), the copier's piece
+	// and the readahead (3 MiB allowed) may stay cached during the copy;
+	// the copy is twice that, so that a copy that dropped nothing behind
+	// it fails.
+	const window, depth, piece = 1 << 20, 2, 256 << 10
+	const cachedAtMost = (depth+1)*window + piece + 3<<20
 	data := randomData(2 * cachedAtMost)
 	for _, m := range []SyncMode{SyncNone, SyncData} {
 		t.Run(m.String(), func(t *testing.T) {
@@ -782,8 +784,8 @@ func TestNoCacheDropsBehind(t *testing.T) {
 				t.Fatalf("source still has %d pages cached after its eviction", in)
 			}
 			c := record(t)
-			d := createRecorded(t, c, dest, Options{Sync: m, NoCache: true, Source: src, WritebackWindow: 4 << 20, WritebackDepth: 2})
-			copyFrom(t, d, src, 1<<20)
+			d := createRecorded(t, c, dest, Options{Sync: m, NoCache: true, Source: src, WritebackWindow: window, WritebackDepth: depth})
+			copyFrom(t, d, src, piece)
 			// Behind the copy: everything but the last windows is gone
 			// from the cache already, source and destination.
 			tmp := d.TempPath()
@@ -989,7 +991,7 @@ func TestEvict(t *testing.T) {
 		t.Skip("tmpfs pages cannot be evicted")
 	}
 	p := filepath.Join(dir, "f")
-	if err := os.WriteFile(p, randomData(8<<20), 0o644); err != nil {
+	if err := os.WriteFile(p, randomData(1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := EvictPath(p); err != nil {
