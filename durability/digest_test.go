@@ -24,14 +24,17 @@ func digestOf(a checksum.Algorithm, b []byte) []byte {
 // mismatch naming both digests, and the old DEST stays.
 func TestVerifyDigest(t *testing.T) {
 	t.Parallel()
-	data := randomData(9<<20 + 4321)
+	// Two whole chunks and a short one: the read-back's two buffers are
+	// each hashed and reused. The source is not read: one for all.
+	data := randomData(2*verifyChunk + 4321)
+	src := sourceFile(t, t.TempDir(), data)
 	for _, a := range []checksum.Algorithm{checksum.SHA256, checksum.SHA512} {
 		sum := digestOf(a, data) // the copy's digest, for every subtest
 		for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
 			for _, corrupt := range []bool{false, true} {
 				t.Run(a.String()+"/"+how+"/"+map[bool]string{false: "intact", true: "corrupt"}[corrupt], func(t *testing.T) {
 					t.Parallel()
-					dir, dest, src := setup(t, data)
+					dir, dest := setupDest(t)
 					sys := testSys()
 					if how != ReadEvicted {
 						sys.resident = func(int) (int64, error) { return 4096, nil }
@@ -46,7 +49,7 @@ func TestVerifyDigest(t *testing.T) {
 						}
 					}
 					if corrupt {
-						corruptBeforeVerify(sys, 5<<20+17)
+						corruptBeforeVerify(sys, verifyChunk+verifyChunk/4+17)
 					}
 					d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: a, Source: src, sys: sys})
 					if err != nil {

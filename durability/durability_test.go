@@ -147,11 +147,27 @@ func (c *calls) what(fd int) string {
 // setup makes dir/dest holding old and a source file holding data.
 func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
 	t.Helper()
+	dir, dest = setupDest(t)
+	return dir, dest, sourceFile(t, dir, data)
+}
+
+// setupDest makes dir/dest holding old, for a copy from a source of the
+// caller's.
+func setupDest(t *testing.T) (dir, dest string) {
+	t.Helper()
 	dir = t.TempDir()
 	dest = filepath.Join(dir, "dest")
 	if err := os.WriteFile(dest, []byte("old contents\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, dest
+}
+
+// sourceFile makes dir/src holding data, open read-write until t ends.
+// Subtests that only read their source (or give it to Commit, which only
+// reads it) share one, made by their parent.
+func sourceFile(t *testing.T, dir string, data []byte) *os.File {
+	t.Helper()
 	// The source is written back, so its pages are clean and cached, as
 	// after a read.
 	sp := filepath.Join(dir, "src")
@@ -166,7 +182,7 @@ func setup(t *testing.T, data []byte) (dir, dest string, src *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	return dir, dest, src
+	return src
 }
 
 // copyInto writes data into d as the copier does, in pieces of chunk bytes,
@@ -294,10 +310,11 @@ func TestOpenFlagsSetAtOpen(t *testing.T) {
 func TestCommitOrder(t *testing.T) {
 	t.Parallel()
 	data := randomData(3<<20 + 123)
+	src := sourceFile(t, t.TempDir(), data)
 	for _, m := range SyncModes() {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			c := record(t)
 			d := createRecorded(t, c, dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
 			copyInto(t, d, data, 256<<10)
@@ -511,10 +528,11 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 	t.Parallel()
 	data := randomData(4 << 20)
+	src := sourceFile(t, t.TempDir(), data)
 	for _, errno := range []syscall.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP, unix.ESPIPE} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			c := record(t)
 			n := 0
 			c.sys.syncFileRange = func(int, int64, int64, int) error { n++; return errno }
@@ -815,7 +833,8 @@ func TestNoCacheDropsBehind(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	data := randomData(9<<20 + 4321)
+	// Two whole chunks and a short one.
+	data := randomData(2*verifyChunk + 4321)
 	dir, dest, src := setup(t, data)
 	c := record(t)
 	d := createRecorded(t, c, dest, Options{Verify: true})
@@ -839,11 +858,15 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyCatchesCorruption(t *testing.T) {
 	t.Parallel()
-	data := randomData(9<<20 + 4321)
+	// Two whole chunks and a short one; the corrupted byte in the second,
+	// so that the message names it and not the last.
+	data := randomData(2*verifyChunk + 4321)
+	const corrupt = verifyChunk + verifyChunk/4 + 17
+	src := sourceFile(t, t.TempDir(), data) // only read
 	for _, how := range []string{ReadEvicted, ReadDirect, ReadPageCache} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			sys := testSys()
 			if how != ReadEvicted {
 				// Pages that will not leave the cache (a process maps
@@ -859,7 +882,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 					return real(dirfd, p, flags, mode)
 				}
 			}
-			corruptBeforeVerify(sys, 5<<20+17)
+			corruptBeforeVerify(sys, corrupt)
 			d, err := Create(fsdir.Cwd, dest, Options{sys: sys, Verify: true, Sync: SyncData})
 			if err != nil {
 				t.Fatal(err)
@@ -870,7 +893,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			if !errors.As(err, &de) || de.Op != "verify" || !errors.Is(err, ErrMismatch) {
 				t.Fatalf("Commit: %v, want Error{Op: verify, Err: ErrMismatch}", err)
 			}
-			if !strings.Contains(err.Error(), "checksums differ in bytes 4194304-8388607") {
+			if want := fmt.Sprintf("checksums differ in bytes %d-%d", verifyChunk, 2*verifyChunk-1); !strings.Contains(err.Error(), want) {
 				t.Errorf("message does not locate the difference: %v", err)
 			}
 			if got := d.Stats().VerifyRead; got != how && !onTmpfs(t, dir) {
@@ -918,7 +941,8 @@ func TestVerifyDirectReopenIsTheSameFile(t *testing.T) {
 
 func TestVerifyEvictsBeforeReading(t *testing.T) {
 	t.Parallel()
-	data := randomData(8 << 20)
+	// More than one chunk: the read-back drops behind each.
+	data := randomData(verifyChunk + 4321)
 	dir, dest, src := setup(t, data)
 	if onTmpfs(t, dir) {
 		t.Skip("tmpfs pages cannot be evicted")
@@ -1004,11 +1028,14 @@ func TestEvict(t *testing.T) {
 
 func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 	t.Parallel()
-	data := randomData(13<<20 + 99)
+	// Two whole chunks, read behind the copy, and a short one, read at
+	// Commit; the corrupted byte is the last.
+	data := randomData(2*verifyChunk + 99)
+	src := sourceFile(t, t.TempDir(), data) // only read
 	for _, corrupt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("corrupt=%v", corrupt), func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			sys := testSys()
 			if corrupt {
 				corruptBeforeVerify(sys, int64(len(data)-1))
@@ -1023,7 +1050,7 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 			copyInto(t, d, data, 1<<20)
 			err = d.Commit(src)
 			if corrupt {
-				if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "bytes 12582912-13631586") {
+				if want := fmt.Sprintf("bytes %d-%d", 2*verifyChunk, len(data)-1); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), want) {
 					t.Fatalf("Commit: %v, want a mismatch in the last chunk", err)
 				}
 				assertOld(t, dest)
@@ -1036,12 +1063,12 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 		})
 	}
 	t.Run("abort", func(t *testing.T) {
-		dir, dest, src := setup(t, data)
+		dir, dest := setupDest(t)
 		d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Source: src})
 		if err != nil {
 			t.Fatal(err)
 		}
-		copyInto(t, d, data[:5<<20], 1<<20)
+		copyInto(t, d, data[:verifyChunk+1<<20], 1<<20)
 		d.Abort() // waits for the checksummer: src may be closed right after
 		if d.srcSums != nil {
 			t.Error("checksummer still attached after Abort")
