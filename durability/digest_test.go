@@ -126,15 +126,19 @@ func TestVerifyDigestSourceReadOnlyWhenAsked(t *testing.T) {
 func TestVerifyDigestSparse(t *testing.T) {
 	// Not in parallel: it counts the bytes the whole process reads.
 	dir, dest, src := setup(t, nil)
-	// What the read-back may read: the data extents, in verifyChunk
-	// reads. Reading the holes would read more than twice as much.
-	const bound = 16 << 20
-	const size = 40 << 20
+	// Five chunks: a hole, data, a hole, data, a hole to the end. What
+	// the read-back may read: the two chunks with data, in verifyChunk
+	// reads, and no more than one chunk besides; reading the holes too
+	// would read all five.
+	const bound = 3 * verifyChunk
+	const size = 5 * verifyChunk
+	spans := []int64{verifyChunk, 3 * verifyChunk}
 	data := randomData(1 << 20)
 	whole := make([]byte, size)
-	copy(whole[8<<20:], data)
-	copy(whole[32<<20:], data)
-	for _, off := range []int64{8 << 20, 32 << 20} {
+	for _, off := range spans {
+		copy(whole[off:], data)
+	}
+	for _, off := range spans {
 		if _, err := src.WriteAt(data, off); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +148,7 @@ func TestVerifyDigestSparse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, off := range []int64{8 << 20, 32 << 20} {
+	for _, off := range spans {
 		if _, err := d.File.WriteAt(data, off); err != nil {
 			t.Fatal(err)
 		}
