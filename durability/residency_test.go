@@ -229,7 +229,10 @@ func TestNoCacheAbortKeepsWhatWasCached(t *testing.T) {
 // caller does not own), nothing of the source is dropped: what was cached
 // stays cached.
 func TestNoCacheResidencyUnknown(t *testing.T) {
-	data := randomData(8 << 20)
+	// Four windows, so that the source is offered for dropping behind
+	// the copy as well as at Commit; the first two are cached.
+	const window = 1 << 20
+	data := randomData(4 * window)
 	for _, errno := range []unix.Errno{unix.EPERM, unix.ENOSYS} {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
 			dir, dest, src := setup(t, data)
@@ -244,9 +247,9 @@ func TestNoCacheResidencyUnknown(t *testing.T) {
 			if err := sysx.Evict(src); err != nil {
 				t.Fatal(err)
 			}
-			readRange(t, src, 0, 4<<20)
+			readRange(t, src, 0, 2*window)
 			before := pageVector(t, src.Name())
-			d := createRecorded(t, c, dest, Options{NoCache: true, Source: src})
+			d := createRecorded(t, c, dest, Options{NoCache: true, Source: src, WritebackWindow: window})
 			copyFrom(t, d, src, 1<<20)
 			if err := d.Commit(src); err != nil {
 				t.Fatal(err)
@@ -254,9 +257,9 @@ func TestNoCacheResidencyUnknown(t *testing.T) {
 			if got := c.filter("dontneed other"); len(got) != 0 {
 				t.Errorf("the source was dropped though its residency was unknown: %q", got)
 			}
-			// A drop of the source takes every page the copy read (256 of
-			// them); the kernel's own reclaim, under another test's load,
-			// may take the odd one.
+			// A drop of the source takes every page cached before the
+			// copy (the 2 MiB read above); the kernel's own reclaim,
+			// under another test's load, may take the odd one.
 			after := pageVector(t, src.Name())
 			var lost []int
 			for i := range before {
