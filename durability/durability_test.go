@@ -163,6 +163,19 @@ func setupDest(t *testing.T) (dir, dest string) {
 	return dir, dest
 }
 
+// setupUnread is setup for a copy that never looks at its source's
+// bytes (no --verify, no --nocache, no default FlushEvery asking whether
+// they are cached): a hole of n bytes stands for them.
+func setupUnread(t *testing.T, n int) (dir, dest string, src *os.File) {
+	t.Helper()
+	dir, dest = setupDest(t)
+	src = sourceFile(t, dir, nil)
+	if err := src.Truncate(int64(n)); err != nil {
+		t.Fatal(err)
+	}
+	return dir, dest, src
+}
+
 // sourceFile makes dir/src holding data, open read-write until t ends.
 // Subtests that only read their source (or give it to Commit, which only
 // reads it) share one, made by their parent.
@@ -443,7 +456,7 @@ func TestFlushErrorIsFinal(t *testing.T) {
 func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 	t.Parallel()
 	data := randomData(4 << 20)
-	dir, dest, src := setup(t, data)
+	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
 	real := c.sys.syncFileRange
 	c.sys.syncFileRange = func(fd int, off, n int64, flags int) error {
@@ -471,7 +484,7 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 func TestBackgroundFlushes(t *testing.T) {
 	t.Parallel()
 	data := randomData(8 << 20)
-	dir, dest, src := setup(t, data)
+	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
 	d := createRecorded(t, c, dest, Options{Sync: SyncFull, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: 3 << 20})
 	copyInto(t, d, data, 1<<20)
@@ -501,7 +514,7 @@ func TestBackgroundFlushes(t *testing.T) {
 func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 	t.Parallel()
 	data := randomData(8 << 20)
-	dir, dest, src := setup(t, data)
+	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
 	var n atomic.Int32
 	c.sys.fdatasync = func(fd int) error {

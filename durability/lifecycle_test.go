@@ -152,7 +152,7 @@ func TestSessionInterrupt(t *testing.T) {
 func TestAbortDoesNotWaitForTheFlush(t *testing.T) {
 	t.Parallel()
 	data := randomData(4 << 20)
-	dir, dest, _ := setup(t, data)
+	dir, dest, _ := setupUnread(t, len(data))
 	c := record(t)
 	inFlush, release := make(chan struct{}, 8), make(chan struct{})
 	real := c.sys.fdatasync
@@ -348,16 +348,12 @@ func TestWritebackInFlightBoundedOnASlowDevice(t *testing.T) {
 	const limit = 2 * rate * int64(inflightTime) / int64(time.Second)
 	// Two default windows: the defaults would have both in flight, more
 	// than limit. The bytes are not checked, so zeros do: one piece of
-	// them, written at every offset. Nothing reads the source (no
-	// --verify, no --nocache): it only has the copy's size.
+	// them, written at every offset.
 	const size = 2 * DefaultWritebackWindow
 	if size <= limit {
 		t.Fatalf("a copy of %d MiB cannot break the bound of %d MiB", size>>20, limit>>20)
 	}
-	_, dest, src := setup(t, nil)
-	if err := src.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
+	_, dest, src := setupUnread(t, size)
 	c := record(t)
 	var mu sync.Mutex
 	var inFlight, most int64
