@@ -570,3 +570,40 @@ func TestFlushCheckpoint(t *testing.T) {
 		t.Errorf("a real flush: %v", err)
 	}
 }
+
+// judgeRecord's rules, one by one: a record is trusted only for the same
+// source, unchanged, with a checkpoint inside both the source and the
+// leftover file; a checkpoint is taken down to a MiB boundary.
+func TestJudgeRecord(t *testing.T) {
+	t.Parallel()
+	id := SourceID{Dev: 8, Ino: 42, Size: 5<<20 + 7, Mtime: 100, Ctime: 200}
+	rec := func(r resumeRecord) []byte { return r.encode() }
+	for _, tt := range []struct {
+		name       string
+		rec        []byte
+		size       int64 // the leftover file's
+		why        string
+		remove     bool
+		checkpoint int64
+	}{
+		{"mark only", []byte(markMagic), 3 << 20, WhyNoCheckpoint, true, 0},
+		{"not fastcp's", []byte("something else"), 3 << 20, WhyForeign, false, 0},
+		{"another inode", rec(resumeRecord{ID: SourceID{Dev: 8, Ino: 43, Size: id.Size, Mtime: 100, Ctime: 200}, Checkpoint: 2 << 20}), 3 << 20, WhyForeign, true, 0},
+		{"another device", rec(resumeRecord{ID: SourceID{Dev: 9, Ino: 42, Size: id.Size, Mtime: 100, Ctime: 200}, Checkpoint: 2 << 20}), 3 << 20, WhyForeign, true, 0},
+		{"source changed", rec(resumeRecord{ID: SourceID{Dev: 8, Ino: 42, Size: id.Size, Mtime: 101, Ctime: 200}, Checkpoint: 2 << 20}), 3 << 20, WhyChanged, true, 0},
+		{"checkpoint past the source", rec(resumeRecord{ID: id, Checkpoint: id.Size + 1}), id.Size + 1, WhyForeign, true, 0},
+		{"checkpoint past the leftover", rec(resumeRecord{ID: id, Checkpoint: 3 << 20}), 3<<20 - 1, WhyForeign, true, 0},
+		{"no checkpoint", rec(resumeRecord{ID: id}), 3 << 20, WhyNoCheckpoint, true, 0},
+		{"within the first MiB", rec(resumeRecord{ID: id, Checkpoint: 1<<20 - 1}), 3 << 20, WhyNoCheckpoint, true, 0},
+		{"trusted, aligned down", rec(resumeRecord{ID: id, Checkpoint: 3<<20 + 5}), 4 << 20, "", false, 3 << 20},
+		{"trusted, complete", rec(resumeRecord{ID: id, Checkpoint: id.Size}), id.Size, "", false, id.Size},
+	} {
+		r, why, _, remove := judgeRecord(tt.rec, id, tt.size)
+		if why != tt.why || remove != tt.remove {
+			t.Errorf("%s: why %q remove %v, want %q and %v", tt.name, why, remove, tt.why, tt.remove)
+		}
+		if tt.why == "" && r.Checkpoint != tt.checkpoint {
+			t.Errorf("%s: continues at %d, want %d", tt.name, r.Checkpoint, tt.checkpoint)
+		}
+	}
+}
