@@ -394,3 +394,41 @@ func TestWritebackInFlightBoundedOnASlowDevice(t *testing.T) {
 		t.Errorf("window %d MiB: not sized to the device", d.wb.window>>20)
 	}
 }
+
+// The adaptive pipeline sizes itself from the device's completion rate:
+// about inflightTime of its writing in flight, window half of it, within
+// [minWindow, the default window] and depth within [1, the default
+// depth]. Rates measured over a second gone, so the check's own time
+// hardly moves them: 1 MiB/s and 8 MiB/s get the smallest window, one
+// deep; 80 MiB/s a window of half its 20 MiB budget (aligned down to a
+// MiB), two deep; 1 GiB/s the defaults. An explicit window or depth is
+// never resized.
+func TestWritebackWindowFollowsTheDeviceRate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		perSecond int64
+		window    int64
+		depth     int
+	}{
+		{1 << 20, minWindow, 1},
+		{8 << 20, minWindow, 1},
+		{80 << 20, 9 << 20, 2},
+		{1 << 30, DefaultWritebackWindow, DefaultWritebackDepth},
+	} {
+		w := writeback{adaptive: true, maxWindow: DefaultWritebackWindow, maxDepth: DefaultWritebackDepth,
+			window: startWindow, depth: startDepth,
+			firstStart: time.Now().Add(-time.Second), completed: tt.perSecond}
+		w.resize()
+		if w.window != tt.window || w.depth != tt.depth {
+			t.Errorf("%d MiB/s: window %d MiB, depth %d; want %d MiB, %d", tt.perSecond>>20, w.window>>20, w.depth, tt.window>>20, tt.depth)
+		}
+		if inFlight := w.window * int64(w.depth); inFlight > max(tt.perSecond/4, minWindow) {
+			t.Errorf("%d MiB/s: %d MiB in flight, more than a quarter second's", tt.perSecond>>20, inFlight>>20)
+		}
+	}
+	fixed := writeback{window: 4 << 20, depth: 3, firstStart: time.Now().Add(-time.Second), completed: 1 << 30}
+	fixed.resize()
+	if fixed.window != 4<<20 || fixed.depth != 3 {
+		t.Errorf("an explicit window and depth became %d MiB x %d", fixed.window>>20, fixed.depth)
+	}
+}
