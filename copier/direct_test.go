@@ -521,16 +521,20 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
 	ownRings(t, sys)
-	const size = 13<<20 + 7
-	// Every case's source as it was written: a change makes new bytes
-	// (testdata's slices are full, so append copies) or a prefix.
+	// Three chunks and an unaligned tail: the pipeline's first requests
+	// (directDepth) reach past every new end below.
+	chunk := directBufBytes
+	size := 3*chunk + 7
+	// Every case's source as it was written; what a change leaves is
+	// given in parts (mustHold): a prefix of it, or it and what "grows"
+	// appends (two chunks and an unaligned tail, past the preallocation).
 	data := randomBytes(t, size)
-	more := randomBytes(t, 7<<20+5) // what "grows" appends
+	more := randomBytes(t, 2*chunk+5)
 	for _, tc := range []struct {
 		name   string
-		change func(t *testing.T, path string, data []byte) []byte
+		change func(t *testing.T, path string) [][]byte
 	}{
-		{"grows", func(t *testing.T, path string, data []byte) []byte {
+		{"grows", func(t *testing.T, path string) [][]byte {
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -539,31 +543,32 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 			if _, err := f.Write(more); err != nil {
 				t.Fatal(err)
 			}
-			return append(data, more...)
+			return [][]byte{data, more}
 		}},
-		{"shrinks unaligned", func(t *testing.T, path string, data []byte) []byte {
-			if err := os.Truncate(path, 5<<20+1); err != nil {
-				t.Fatal(err)
-			}
-			return data[:5<<20+1]
-		}},
-		{"shrinks to a chunk edge", func(t *testing.T, path string, data []byte) []byte {
-			n := 2 * directBufBytes
+		{"shrinks unaligned", func(t *testing.T, path string) [][]byte {
+			n := chunk + chunk/2 + 1 // inside the second chunk
 			if err := os.Truncate(path, int64(n)); err != nil {
 				t.Fatal(err)
 			}
-			return data[:n]
+			return [][]byte{data[:n]}
+		}},
+		{"shrinks to a chunk edge", func(t *testing.T, path string) [][]byte {
+			n := 2 * chunk
+			if err := os.Truncate(path, int64(n)); err != nil {
+				t.Fatal(err)
+			}
+			return [][]byte{data[:n]}
 		}},
 	} {
 		for _, forced := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/forced=%v", tc.name, forced), func(t *testing.T) {
-				inject(t, &sys.directMinBytes, 1<<20)
+				inject(t, &sys.directMinBytes, int64(chunk)) // Auto takes Direct
 				dst, src := pair(t, data)
-				want := data
+				want := [][]byte{data}
 				var preallocated atomic.Bool
 				inject(t, &sys.fallocate, func(fd int, mode uint32, off, n int64) error {
 					if !preallocated.Swap(true) {
-						want = tc.change(t, src.Name(), data)
+						want = tc.change(t, src.Name())
 					}
 					return unix.Fallocate(fd, mode, off, n)
 				})
@@ -578,9 +583,13 @@ func TestDirectSourceChangesUnderThePipeline(t *testing.T) {
 				if !preallocated.Load() {
 					t.Fatal("no preallocation")
 				}
-				mustHold(t, dst, want)
-				if res.Size != int64(len(want)) {
-					t.Errorf("size %d, want %d", res.Size, len(want))
+				mustHold(t, dst, want...)
+				n := 0
+				for _, p := range want {
+					n += len(p)
+				}
+				if res.Size != int64(n) {
+					t.Errorf("size %d, want %d", res.Size, n)
 				}
 			})
 		}
