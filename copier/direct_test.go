@@ -654,9 +654,11 @@ func TestDirectPreallocation(t *testing.T) {
 func TestDirectWritesOverlapAndGoOutOfOrder(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 40<<20+11)
-	dst, src := pair(t, data)
+	// The write at 0 waits until two others began: four chunks and an
+	// unaligned tail leave one more, and the tail after them.
 	chunk := int64(directBufBytes)
+	data := randomBytes(t, int(4*chunk)+11)
+	dst, src := pair(t, data)
 	// The other chunks' writes wait for the first chunk's to begin:
 	// else they could all be done before it, and nothing would release it.
 	started, release := make(chan struct{}), make(chan struct{})
