@@ -65,8 +65,8 @@ func TestDirectPipelineKeepsOrderWithSlowReads(t *testing.T) {
 	sys := testSys()
 	// Readers finish out of order (every other chunk's read is cut into
 	// small aligned pieces); the writer must still write each chunk at its
-	// own offset.
-	data := randomBytes(t, 23<<20+100)
+	// own offset. Four chunks, two of them slow, and an unaligned tail.
+	data := randomBytes(t, 4*directBufBytes+100)
 	dst, src := pair(t, data)
 	var calls atomic.Int64
 	inject(t, &sys.pread, func(fd int, p []byte, off int64) (int, error) {
