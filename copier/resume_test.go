@@ -158,7 +158,9 @@ func (r *syncRecorder) flush(fd int) error {
 func TestCheckpointsEveryBytes(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	const n = 16 << 20
+	// Eight intervals of four buffers each.
+	const every, buf = 1 << 20, 256 << 10
+	const n = 8 * every
 	data := randomBytes(t, n)
 	dst, src := pair(t, data)
 	var rec syncRecorder
@@ -167,7 +169,7 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 	var reached atomic.Int64
 	res, err := Copy(dst, src, Options{
 		sys:      sys,
-		Strategy: RW, BufferSize: 256 << 10, CheckpointBytes: 2 << 20, CheckpointInterval: time.Hour,
+		Strategy: RW, BufferSize: buf, CheckpointBytes: every, CheckpointInterval: time.Hour,
 		CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 		Reached: &reached,
 		Flush:   true, // the end waits for the last checkpoint
@@ -177,7 +179,7 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 	}
 	mustHold(t, dst, data)
 	if len(recorded) < 6 || res.Checkpoints != len(rec.synced) || res.Checkpoints < len(recorded) {
-		t.Fatalf("recorded %v, %d checkpoints, %d fdatasyncs: want about one per 2 MiB", recorded, res.Checkpoints, len(rec.synced))
+		t.Fatalf("recorded %v, %d checkpoints, %d fdatasyncs: want about one per %d bytes", recorded, res.Checkpoints, len(rec.synced), every)
 	}
 	for i, off := range recorded {
 		if i > 0 && off <= recorded[i-1] {
@@ -191,7 +193,7 @@ func TestCheckpointsEveryBytes(t *testing.T) {
 			t.Errorf("checkpoint %d recorded before an fdatasync covered it (fdatasyncs at %v)", off, rec.synced)
 		}
 	}
-	if last := recorded[len(recorded)-1]; last < n-4<<20 || last >= n || res.Checkpoint != last {
+	if last := recorded[len(recorded)-1]; last < n-2*every || last >= n || res.Checkpoint != last {
 		t.Errorf("last checkpoint %d (result %d), want within two intervals of %d, and none at the end (the copy's end would wait for it)", last, res.Checkpoint, n)
 	}
 	if reached.Load() != n {
