@@ -150,21 +150,18 @@ func pairFrom(t *testing.T, path string) (dst, src *os.File) {
 	return dst, src
 }
 
-// head returns the first n bytes of the file f, or all of them when it
-// holds fewer.
-func head(t *testing.T, f *os.File, n int64) []byte {
+// mustBegin fails unless the file f begins with want; what follows is
+// not looked at. It reads f a piece at a time (readsAs).
+func mustBegin(t *testing.T, f *os.File, want []byte) {
 	t.Helper()
 	r, err := os.Open(f.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	b := make([]byte, n)
-	m, err := io.ReadFull(r, b)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		t.Fatal(err)
+	if n, diff := readsAs(io.LimitReader(r, int64(len(want))), want); diff >= 0 {
+		t.Fatalf("copy differs: got %d of the first %d bytes, first difference at %d", n, len(want), diff)
 	}
-	return b[:m]
 }
 
 func contents(t *testing.T, f *os.File) []byte {

@@ -334,11 +334,7 @@ func TestDirectFaults(t *testing.T) {
 			}
 			// The prefix only: what is past it is not checked (and the
 			// preallocation made the file the source's size).
-			got := head(t, dst, tc.offset)
-			if int64(len(got)) < tc.offset {
-				t.Fatalf("destination holds %d bytes, want at least %d", len(got), tc.offset)
-			}
-			mustEqual(t, got, data[:tc.offset])
+			mustBegin(t, dst, data[:tc.offset])
 		})
 	}
 }
