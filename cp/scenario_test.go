@@ -42,7 +42,11 @@ func runScenario(t *testing.T, sc scenario) {
 		return string(out)
 	}
 	if sc.setup != "" {
-		sh(sc.setup)
+		if ok, err := runSimple(dir, sc.setup, setupCommands); !ok {
+			sh(sc.setup)
+		} else if err != nil {
+			t.Fatalf("%s: %v", sc.setup, err)
+		}
 	}
 	t.Chdir(dir)
 	env := func(name string) (string, bool) {
@@ -66,10 +70,14 @@ func runScenario(t *testing.T, sc scenario) {
 			sc.args, code, out.String(), errb.String(), sc.code, sc.stdout, sc.stderr)
 	}
 	if sc.check != "" {
-		cmd := exec.Command("/bin/sh", "-ec", sc.check)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("check %q: %v\n%s", sc.check, err, b)
+		if ok, err := runSimple(dir, sc.check, checkCommands); !ok {
+			cmd := exec.Command("/bin/sh", "-ec", sc.check)
+			cmd.Dir = dir
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("check %q: %v\n%s", sc.check, err, b)
+			}
+		} else if err != nil {
+			t.Errorf("check %q: %v", sc.check, err)
 		}
 	}
 	if l := leftovers(t, dir); len(l) != 0 {
