@@ -67,7 +67,8 @@ func (s *sourceSums) abandon() {
 func (s *sourceSums) run() {
 	defer runtime.KeepAlive(s.src)
 	fd := int(s.src.Fd())
-	buf := make([]byte, verifyChunk)
+	buf, put := chunkBuf(1)
+	defer put()
 	holes := s.sys.newHoleMap(fd)
 	defer holes.close()
 	var r sums

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -1185,5 +1186,62 @@ func corruptBeforeVerify(sys *sysCalls, off int64) {
 			return err
 		}
 		return unix.Fsync(fd)
+	}
+}
+
+// --verify's buffers of a chunk are taken again by the next file: a tree
+// of small files with --verify allocated two chunks for the read-back and
+// one for the source's checksums at every file, and zeroing them was most
+// of its time. Not parallel: it counts the process's allocations.
+func TestVerifyReusesItsBuffers(t *testing.T) {
+	const files = 20
+	data := randomData(4096)
+	copyOne := func() {
+		_, dest, src := setup(t, data)
+		d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyFrom(t, d, src, 4096)
+		if err := d.Commit(src); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := holds(dest, data); !ok {
+			t.Fatalf("DEST does not hold the copy (%v)", err)
+		}
+	}
+	copyOne() // the first takes its buffers
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range files {
+		copyOne()
+	}
+	runtime.ReadMemStats(&after)
+	// Made anew, the three chunks are 12 MiB a copy; reused, next to
+	// nothing, or under the race detector, which drops a quarter of what
+	// a pool is given, three quarters of a chunk on average.
+	most := uint64(verifyChunk / 2)
+	if raceEnabled {
+		most = 2 * verifyChunk
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / files; per >= most {
+		t.Errorf("each verified copy of 4 KiB allocated %d KiB: its chunks of %d KiB were made anew", per>>10, verifyChunk>>10)
+	}
+}
+
+// chunkBuf's bytes are a chunk long and start where O_DIRECT needs them.
+func TestChunkBufAligned(t *testing.T) {
+	t.Parallel()
+	for _, align := range []int{1, 512, 4096, maxPooledAlign, 2 * maxPooledAlign} {
+		for range 3 {
+			b, put := chunkBuf(align)
+			if len(b) != verifyChunk || cap(b) != verifyChunk {
+				t.Fatalf("align %d: %d bytes (cap %d), want %d", align, len(b), cap(b), verifyChunk)
+			}
+			if p := uintptr(unsafe.Pointer(&b[0])); p%uintptr(align) != 0 {
+				t.Fatalf("align %d: starts at %#x", align, p)
+			}
+			put()
+		}
 	}
 }

@@ -167,17 +167,18 @@ func (d *Destination) sourceDrop(src sysx.Descriptor) func(off, n int64) {
 // holds what the source says. drop is called behind the reads (--nocache
 // drops the pages the copy brought in).
 func (sys *sysCalls) sumSource(src sysx.Descriptor, drop func(off, n int64), h hash.Hash) sums {
-	buf := make([]byte, verifyChunk)
 	fd := int(src.Fd())
 	holes := sys.newHoleMap(fd)
 	defer holes.close()
+	bufs, put := chunkBufPair(1)
+	defer put()
 	s := sumChunks(func(b []byte, off int64) (int, error) {
 		n, err := readFull(fd, b, off)
 		if n > 0 {
 			drop(off, int64(n))
 		}
 		return n, err
-	}, [2][]byte{buf, make([]byte, verifyChunk)}, -1, holes, h)
+	}, bufs, -1, holes, h)
 	runtime.KeepAlive(src)
 	return s
 }
@@ -228,7 +229,8 @@ func (sys *sysCalls) sumReadBack(dirfd int, path string, flags int, want *unix.S
 	sys.fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 	if n, err := sys.residentIn(fd, holes); err == nil && n == 0 {
 		sys.fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
-		bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
+		bufs, put := chunkBufPair(1)
+		defer put()
 		s := sumChunks(func(b []byte, off int64) (int, error) {
 			n, err := readFull(fd, b, off)
 			if n > 0 {
@@ -250,7 +252,8 @@ func (sys *sysCalls) sumReadBack(dirfd int, path string, flags int, want *unix.S
 		}
 		align := dioAlign(dfd)
 		if align > 0 {
-			bufs := [2][]byte{alignedBuffer(verifyChunk, align), alignedBuffer(verifyChunk, align)}
+			bufs, put := chunkBufPair(align)
+			defer put()
 			var hd hash.Hash
 			if h != nil {
 				// A fresh hash: the state of h must stay unused should
@@ -269,7 +272,8 @@ func (sys *sysCalls) sumReadBack(dirfd int, path string, flags int, want *unix.S
 	} else if err != unix.EINVAL {
 		return sums{err: &os.PathError{Op: "open", Path: path, Err: err}}
 	}
-	bufs := [2][]byte{make([]byte, verifyChunk), make([]byte, verifyChunk)}
+	bufs, put := chunkBufPair(1)
+	defer put()
 	s := sumChunks(func(b []byte, off int64) (int, error) { return readFull(fd, b, off) }, bufs, limit, holes, h)
 	s.how = ReadPageCache
 	return s
@@ -296,15 +300,52 @@ func dioAlign(fd int) int {
 	return a
 }
 
+// chunkBufs are --verify's buffers of a chunk, with room to align one for
+// O_DIRECT, kept for the next file: made fresh for each, two or three
+// chunks a file were zeroed, most of the time of --verify on a tree of
+// small files (docs/measurements.md).
+var chunkBufs = sync.Pool{New: func() any {
+	b := make([]byte, verifyChunk+maxPooledAlign)
+	return &b
+}}
+
+// maxPooledAlign is the largest alignment a buffer of chunkBufs serves; a
+// larger one (no device asks for it) gets a buffer of its own.
+const maxPooledAlign = 64 << 10
+
+// chunkBuf returns verifyChunk bytes starting at a multiple of align (a
+// power of two; 1: anywhere), and put, which gives them back: call it
+// once nothing reads into them or checksums them any more (sumChunks
+// returns only then).
+func chunkBuf(align int) (b []byte, put func()) {
+	if align > maxPooledAlign {
+		return alignedBuffer(verifyChunk, align), func() {}
+	}
+	p := chunkBufs.Get().(*[]byte)
+	return alignIn(*p, verifyChunk, align), func() { chunkBufs.Put(p) }
+}
+
+// chunkBufPair is two chunkBufs, for sumChunks, and the put of both.
+func chunkBufPair(align int) (bufs [2][]byte, put func()) {
+	a, putA := chunkBuf(align)
+	b, putB := chunkBuf(align)
+	return [2][]byte{a, b}, func() { putA(); putB() }
+}
+
+// alignIn returns the n bytes of raw that start at its first multiple of
+// align; raw has room for them.
+func alignIn(raw []byte, n, align int) []byte {
+	shift := 0
+	if rem := int(uintptr(unsafe.Pointer(&raw[0])) & uintptr(align-1)); rem != 0 {
+		shift = align - rem
+	}
+	return raw[shift : shift+n : shift+n]
+}
+
 // alignedBuffer returns n bytes starting at a multiple of align (a power of
 // two). Go's heap never moves an object, so the address stays aligned.
 func alignedBuffer(n, align int) []byte {
-	b := make([]byte, n+align)
-	shift := 0
-	if rem := int(uintptr(unsafe.Pointer(&b[0])) & uintptr(align-1)); rem != 0 {
-		shift = align - rem
-	}
-	return b[shift : shift+n : shift+n]
+	return alignIn(make([]byte, n+align), n, align)
 }
 
 // readFull preads len(b) bytes at off, or fewer at end of file.
