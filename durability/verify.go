@@ -319,10 +319,10 @@ const maxPooledAlign = 64 << 10
 // returns only then).
 func chunkBuf(align int) (b []byte, put func()) {
 	if align > maxPooledAlign {
-		return alignedBuffer(verifyChunk, align), func() {}
+		return alignIn(make([]byte, verifyChunk+align), align), func() {}
 	}
 	p := chunkBufs.Get().(*[]byte)
-	return alignIn(*p, verifyChunk, align), func() { chunkBufs.Put(p) }
+	return alignIn(*p, align), func() { chunkBufs.Put(p) }
 }
 
 // chunkBufPair is two chunkBufs, for sumChunks, and the put of both.
@@ -332,20 +332,15 @@ func chunkBufPair(align int) (bufs [2][]byte, put func()) {
 	return [2][]byte{a, b}, func() { putA(); putB() }
 }
 
-// alignIn returns the n bytes of raw that start at its first multiple of
-// align; raw has room for them.
-func alignIn(raw []byte, n, align int) []byte {
+// alignIn returns the verifyChunk bytes of raw that start at its first
+// multiple of align; raw has room for them. Go's heap never moves an
+// object, so the address stays aligned.
+func alignIn(raw []byte, align int) []byte {
 	shift := 0
 	if rem := int(uintptr(unsafe.Pointer(&raw[0])) & uintptr(align-1)); rem != 0 {
 		shift = align - rem
 	}
-	return raw[shift : shift+n : shift+n]
-}
-
-// alignedBuffer returns n bytes starting at a multiple of align (a power of
-// two). Go's heap never moves an object, so the address stays aligned.
-func alignedBuffer(n, align int) []byte {
-	return alignIn(make([]byte, n+align), n, align)
+	return raw[shift : shift+verifyChunk : shift+verifyChunk]
 }
 
 // readFull preads len(b) bytes at off, or fewer at end of file.
