@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"unsafe"
 
@@ -151,7 +150,7 @@ func pairFrom(t *testing.T, path string) (dst, src *os.File) {
 }
 
 // mustBegin fails unless the file f begins with want; what follows is
-// not looked at. It reads f a piece at a time (readsAs).
+// not looked at. It reads f a piece at a time (testdata.ReadsAs).
 func mustBegin(t *testing.T, f *os.File, want []byte) {
 	t.Helper()
 	r, err := os.Open(f.Name())
@@ -159,7 +158,11 @@ func mustBegin(t *testing.T, f *os.File, want []byte) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if n, diff := readsAs(io.LimitReader(r, int64(len(want))), want); diff >= 0 {
+	n, diff, err := testdata.ReadsAs(io.LimitReader(r, int64(len(want))), want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff >= 0 {
 		t.Fatalf("copy differs: got %d of the first %d bytes, first difference at %d", n, len(want), diff)
 	}
 }
@@ -174,8 +177,8 @@ func contents(t *testing.T, f *os.File) []byte {
 }
 
 // mustHold fails unless the file f holds exactly want, given as one
-// slice or as parts one after the other. It reads f a piece at a time: a
-// whole-file buffer per check was much of the package's test time.
+// slice or as parts one after the other. It reads f a piece at a time
+// (testdata.ReadsAs).
 func mustHold(t *testing.T, f *os.File, want ...[]byte) {
 	t.Helper()
 	r, err := os.Open(f.Name())
@@ -183,84 +186,18 @@ func mustHold(t *testing.T, f *os.File, want ...[]byte) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	total := 0
-	for _, p := range want {
-		total += len(p)
+	n, diff, err := testdata.ReadsAs(r, want...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	differs := func(at int) {
-		t.Helper()
-		fi, _ := r.Stat()
-		t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", fi.Size(), total, at)
-	}
-	buf := holdBufs.Get().(*[]byte)
-	defer holdBufs.Put(buf)
-	off := 0
-	pi, po := 0, 0 // the part that the next byte of f is compared with, and where in it
-	for {
-		n, err := io.ReadFull(r, *buf)
-		got := (*buf)[:n]
-		for i := 0; i < n; {
-			if pi == len(want) {
-				differs(off + i) // f is longer
-			}
-			p := want[pi][po:]
-			k := min(n-i, len(p))
-			if !bytes.Equal(got[i:i+k], p[:k]) {
-				j := 0
-				for got[i+j] == p[j] {
-					j++
-				}
-				differs(off + i + j)
-			}
-			i, po = i+k, po+k
-			if po == len(want[pi]) {
-				pi, po = pi+1, 0
-			}
+	if diff >= 0 {
+		total := 0
+		for _, p := range want {
+			total += len(p)
 		}
-		off += n
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if off != total {
-		differs(off)
+		t.Fatalf("copy differs: got %d bytes, want %d, first difference at %d", n, total, diff)
 	}
 }
-
-// readsAs reads r to its end and compares what it gives with want a
-// piece at a time, as mustHold does a file: it returns the bytes read and
-// the offset of the first that differs from want (past its end included),
-// or -1. It calls no t method, so that a goroutine of the test may.
-func readsAs(r io.Reader, want []byte) (n, diff int) {
-	buf := holdBufs.Get().(*[]byte)
-	defer holdBufs.Put(buf)
-	diff = -1
-	for {
-		m, err := r.Read(*buf)
-		if got, rest := (*buf)[:m], want[min(n, len(want)):]; diff < 0 {
-			k := min(m, len(rest))
-			if !bytes.Equal(got[:k], rest[:k]) || m > len(rest) {
-				i := 0
-				for i < k && got[i] == rest[i] {
-					i++
-				}
-				diff = n + i
-			}
-		}
-		n += m
-		if err != nil {
-			if diff < 0 && n != len(want) {
-				diff = min(n, len(want))
-			}
-			return n, diff
-		}
-	}
-}
-
-var holdBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 func mustEqual(t *testing.T, got, want []byte) {
 	t.Helper()
@@ -1061,7 +998,7 @@ func TestStreams(t *testing.T) {
 			}
 			type read struct{ n, diff int }
 			got := make(chan read)
-			go func() { n, diff := readsAs(r, data); got <- read{n, diff} }()
+			go func() { n, diff, _ := testdata.ReadsAs(r, data); got <- read{n, diff} }()
 			_, err = Copy(w, src, Options{Strategy: s})
 			w.Close()
 			b := <-got

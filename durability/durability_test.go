@@ -3,13 +3,11 @@
 package durability
 
 import (
-	"bytes"
 	"errors"
 	"fastcp/internal/fsdir"
 	"fastcp/internal/sysx"
 	"fastcp/internal/testdata"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -229,27 +227,15 @@ func copyInto(t *testing.T, d *Destination, data []byte, chunk int) {
 func randomData(n int) []byte { return testdata.Bytes(n, 0x0102030000000000) }
 
 // holds reports whether the file at path holds exactly data, read in
-// pieces into one buffer rather than into a fresh slice of its size.
+// pieces (testdata.ReadsAs) rather than into a fresh slice of its size.
 func holds(path string, data []byte) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	buf := make([]byte, min(len(data)+1, 1<<20))
-	for off := 0; ; {
-		n, err := f.ReadAt(buf, int64(off))
-		if n > len(data)-off || !bytes.Equal(buf[:n], data[off:off+n]) {
-			return false, nil
-		}
-		off += n
-		if err == io.EOF {
-			return off == len(data), nil
-		}
-		if err != nil {
-			return false, err
-		}
-	}
+	_, diff, err := testdata.ReadsAs(f, data)
+	return diff < 0 && err == nil, err
 }
 
 // assertOld fails unless dest still holds the old contents.
