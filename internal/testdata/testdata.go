@@ -2,8 +2,9 @@
 
 // Package testdata makes the bytes tests copy: without a pattern that a
 // copy at a wrong offset could match, and cheap (splitmix64: a test's
-// data is no secret, and crypto/rand was most of some tests' CPU). Only
-// tests import it.
+// data is no secret, and crypto/rand was most of some tests' CPU), and
+// compares a copy with them a piece at a time (ReadsAs). Only tests import
+// it.
 package testdata
 
 import "encoding/binary"
