@@ -4,7 +4,6 @@ package cp
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,12 +216,7 @@ func TestIntoOwnBackup(t *testing.T) {
 // of a run without backups.
 func TestOwnBackupHasNoBackups(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-ec", `echo src > src; touch -d 2010-01-01 src
-		echo old > old; touch -d 2000-01-01 old; ln -s old link`)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	makeDir(t, dir, "echo src > src; touch -d 2010-01-01 src; echo old > old; touch -d 2000-01-01 old; ln -s old link")
 	d, err := fsdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ package cp
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -65,11 +64,7 @@ var sameFileTable = []struct {
 
 func TestSameFileOK(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-ec", "echo f > f; ln f h; echo g > g; ln -s f l; ln -s f m; ln l k; ln -s g n")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	makeDir(t, dir, "echo f > f; ln f h; echo g > g; ln -s f l; ln -s f m; ln l k; ln -s g n")
 	d, err := fsdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -121,11 +116,7 @@ func TestUnlinksFirstAndSourceThroughDest(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-ec", "echo f > f; ln -s f sym; ln -s sym sym2; ln sym hl")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	makeDir(t, dir, "echo f > f; ln -s f sym; ln -s sym sym2; ln sym hl")
 	t.Chdir(dir)
 	for _, tt := range []struct {
 		src, dst string

@@ -28,26 +28,28 @@ type scenario struct {
 	check          string
 }
 
+// makeDir runs the shell script setup in dir (runSimple's way when it
+// can).
+func makeDir(t *testing.T, dir, setup string) {
+	t.Helper()
+	if setup == "" {
+		return
+	}
+	if ok, err := runSimple(dir, setup, setupCommands); !ok {
+		cmd := exec.Command("/bin/sh", "-ec", setup)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", setup, err, out)
+		}
+	} else if err != nil {
+		t.Fatalf("%s: %v", setup, err)
+	}
+}
+
 // runScenario runs sc in its own directory.
 func runScenario(t *testing.T, sc scenario) {
 	dir := t.TempDir()
-	sh := func(script string) string {
-		t.Helper()
-		cmd := exec.Command("/bin/sh", "-ec", script)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", script, err, out)
-		}
-		return string(out)
-	}
-	if sc.setup != "" {
-		if ok, err := runSimple(dir, sc.setup, setupCommands); !ok {
-			sh(sc.setup)
-		} else if err != nil {
-			t.Fatalf("%s: %v", sc.setup, err)
-		}
-	}
+	makeDir(t, dir, sc.setup)
 	t.Chdir(dir)
 	env := func(name string) (string, bool) {
 		v, ok := sc.env[name]
