@@ -222,10 +222,13 @@ func TestDirectFaults(t *testing.T) {
 	sys := testSys()
 	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
-	const size = 13<<20 + 7
-	data := randomBytes(t, size) // every case's source; none changes it
-	path := srcFile(t, data)
 	chunk := int64(directBufBytes)
+	// The cases' two sources; none changes them. The faults part-way
+	// copy four chunks and an unaligned tail: a whole chunk past the
+	// last fault (the read at 3*chunk). Those at 0 copy the least that
+	// Auto takes Direct for, and an unaligned tail.
+	large, small := randomBytes(t, int(4*chunk)+7), randomBytes(t, int(sys.directMinBytes)+7)
+	paths := map[int]string{len(large): srcFile(t, large), len(small): srcFile(t, small)}
 	for _, tc := range []struct {
 		name     string
 		setup    func(t *testing.T, src *os.File)
@@ -300,8 +303,12 @@ func TestDirectFaults(t *testing.T) {
 			})
 		}, false, 3 * chunk, unix.EIO},
 	} {
+		data := large
+		if tc.offset == 0 {
+			data = small
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			dst, src := pairFrom(t, path)
+			dst, src := pairFrom(t, paths[len(data)])
 			tc.setup(t, src)
 			res, err := Copy(dst, src, autoCold(sys))
 			if statusFlags(t, dst)&unix.O_DIRECT != 0 {
