@@ -58,8 +58,8 @@ func destsOf(fs []*os.File) []Dest {
 }
 
 // sizes cross a small copy, the rw buffer, the ring's chunk and several
-// chunks.
-var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, 10<<20 + 5}
+// chunks: more than the buffered read has in flight, and a tail.
+var fanSizes = []int{0, 1, 4095, 4096, 64<<10 + 3, 512 << 10, 3<<20 + 17, fanReadDepthBuffered*directBufBytes + 5}
 
 // Every destination gets every byte, the source is read once, and the hash
 // is the source's, given each byte once.
