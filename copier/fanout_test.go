@@ -171,7 +171,9 @@ func TestCopyManySparse(t *testing.T) {
 // others get every byte.
 func TestCopyManyOneFails(t *testing.T) {
 	t.Parallel()
-	ns := []int{100000, 10<<20 + 5}
+	// Under the rw buffer, and several chunks (as fanSizes): the failure
+	// comes part-way, with chunks still to read.
+	ns := []int{100000, fanReadDepthBuffered*directBufBytes + 5}
 	// By size, for every strategy, with their SHA-256; no case changes them.
 	sources, sums, paths := map[int][]byte{}, map[int][]byte{}, map[int]string{}
 	for _, size := range ns {
