@@ -246,8 +246,8 @@ func TestCheckpointsEveryInterval(t *testing.T) {
 func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 8<<20)
-	dst, src := pair(t, data)
+	path := srcFile(t, randomBytes(t, 8<<20)) // both copies' source; neither changes it
+	dst, src := pairFrom(t, path)
 	rec := syncRecorder{fail: unix.EIO, failAt: 2}
 	rec.install(t, sys)
 	var recorded []int64
@@ -264,7 +264,7 @@ func TestCheckpointFdatasyncFailureIsFinal(t *testing.T) {
 		t.Errorf("recorded %v: nothing after the failed fdatasync may be", recorded)
 	}
 	// auto, where the rw loop is not the first strategy: no fallback either.
-	dst, src = pair(t, data)
+	dst, src = pairFrom(t, path)
 	rec = syncRecorder{fail: unix.EIO, failAt: 1}
 	rec.install(t, sys)
 	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
