@@ -304,7 +304,10 @@ func TestHashDirectSlowHash(t *testing.T) {
 func TestHashEndsWithAFailedCopy(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	path := srcFile(t, randomBytes(t, 20<<20)) // both cases' source; neither changes it
+	// Both cases' source; neither changes it. Five whole chunks, the
+	// fifth direct write of one (and a tail after them), and past the
+	// read failure at 8 MiB.
+	path := srcFile(t, randomBytes(t, 5*directBufBytes+4097))
 	t.Run("direct", func(t *testing.T) {
 		dst, src := pairFrom(t, path)
 		var writes atomic.Int32
