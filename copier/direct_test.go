@@ -92,6 +92,9 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 	sources := newSourceFiles(t)
 	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
+	// A block past the threshold (and an unaligned tail more for the
+	// cold case), or a byte short of it.
+	large := int(sys.directMinBytes) + 4096
 	for _, tc := range []struct {
 		name   string
 		size   int
@@ -99,19 +102,19 @@ func TestAutoPicksDirectForALargeColdSource(t *testing.T) {
 		want   DirectChoice
 		direct bool
 	}{
-		{"cold", 3<<20 + 5, func(*Options) {}, DirectChosen, true},
-		{"small", 1<<20 - 1, func(*Options) {}, DirectSmall, false},
-		{"cached", 3 << 20, func(o *Options) { o.SourceCached = func() (int64, error) { return 2 << 20, nil } }, DirectCached, false},
-		{"residency unknown", 3 << 20, func(o *Options) { o.SourceCached = func() (int64, error) { return 0, unix.ENOSYS } }, DirectResidency, false},
-		{"osync", 3 << 20, func(o *Options) { o.SyncWrites = true }, DirectSyncWrites, false},
-		{"sparse always", 3 << 20, func(o *Options) { o.Sparse = SparseAlways }, DirectZeros, false},
-		{"nocache cached", 3 << 20, func(o *Options) {
+		{"cold", large + 5, func(*Options) {}, DirectChosen, true},
+		{"small", int(sys.directMinBytes) - 1, func(*Options) {}, DirectSmall, false},
+		{"cached", large, func(o *Options) { o.SourceCached = func() (int64, error) { return int64(2 * large / 3), nil } }, DirectCached, false},
+		{"residency unknown", large, func(o *Options) { o.SourceCached = func() (int64, error) { return 0, unix.ENOSYS } }, DirectResidency, false},
+		{"osync", large, func(o *Options) { o.SyncWrites = true }, DirectSyncWrites, false},
+		{"sparse always", large, func(o *Options) { o.Sparse = SparseAlways }, DirectZeros, false},
+		{"nocache cached", large, func(o *Options) {
 			o.NoCache = true
-			o.SourceCached = func() (int64, error) { return 3 << 20, nil }
+			o.SourceCached = func() (int64, error) { return int64(large), nil }
 		}, DirectNoCacheFirst, true},
-		{"no flush", 3 << 20, func(o *Options) { o.Flush = false }, DirectUnflushed, false},
+		{"no flush", large, func(o *Options) { o.Flush = false }, DirectUnflushed, false},
 		// --resume's checkpoints flush every GiB: the copy waits for the device.
-		{"no flush, checkpoints", 3 << 20, func(o *Options) {
+		{"no flush, checkpoints", large, func(o *Options) {
 			o.Flush = false
 			o.Checkpoint, o.CheckpointFlush = func(int64) error { return nil }, testFlush
 		}, DirectChosen, true},
