@@ -96,40 +96,46 @@ func TestNoCacheKeepsWhatWasCached(t *testing.T) {
 		{"sync=data", Options{Sync: SyncData}},
 		{"verify", Options{Verify: true}},
 	}
+	// The warmings run side by side, each on a source of its own; the
+	// modes of one warming run one after the other on its source, which
+	// each evicts and warms again before it copies.
 	for _, w := range warmings {
-		for _, m := range modes {
-			t.Run(w.name+"/"+m.name, func(t *testing.T) {
-				t.Parallel()
-				dir, dest, src := setup(t, data)
-				if onTmpfs(t, dir) {
-					t.Skip("tmpfs pages are the file: nothing to drop")
-				}
-				if err := sysx.Evict(src); err != nil {
-					t.Fatal(err)
-				}
-				// Readahead may bring in more than was read: what
-				// counts is what is cached when the copy starts.
-				w.read(src)
-				before := pageVector(t, src.Name())
-				dropped := recordSourceDrops(t, src)
-				o := m.o
-				o.NoCache, o.Source = true, src
-				o.WritebackWindow, o.WritebackDepth = window, depth
-				d, err := Create(fsdir.Cwd, dest, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				copyFrom(t, d, src, 1<<20)
-				if err := d.Commit(src); err != nil {
-					t.Fatal(err)
-				}
-				after := pageVector(t, src.Name())
-				checkDrops(t, before, after, dropped())
-				if ok, err := holds(dest, data); !ok {
-					t.Errorf("DEST does not hold the copy (%v)", err)
-				}
-			})
-		}
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			src := sourceFile(t, t.TempDir(), data)
+			for _, m := range modes {
+				t.Run(m.name, func(t *testing.T) {
+					dir, dest := setupDest(t)
+					if onTmpfs(t, dir) {
+						t.Skip("tmpfs pages are the file: nothing to drop")
+					}
+					if err := sysx.Evict(src); err != nil {
+						t.Fatal(err)
+					}
+					// Readahead may bring in more than was read: what
+					// counts is what is cached when the copy starts.
+					w.read(src)
+					before := pageVector(t, src.Name())
+					dropped := recordSourceDrops(t, src)
+					o := m.o
+					o.NoCache, o.Source = true, src
+					o.WritebackWindow, o.WritebackDepth = window, depth
+					d, err := Create(fsdir.Cwd, dest, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					copyFrom(t, d, src, 1<<20)
+					if err := d.Commit(src); err != nil {
+						t.Fatal(err)
+					}
+					after := pageVector(t, src.Name())
+					checkDrops(t, before, after, dropped())
+					if ok, err := holds(dest, data); !ok {
+						t.Errorf("DEST does not hold the copy (%v)", err)
+					}
+				})
+			}
+		})
 	}
 }
 
