@@ -783,8 +783,8 @@ func TestNoCacheDropsBehind(t *testing.T) {
 	// At most the windows in flight (depth+1 of them), the copier's piece
 	// and the readahead (3 MiB allowed) may stay cached during the copy;
 	// the copy is twice that, so that a copy that dropped nothing behind
-	// it fails.
-	const window, depth, piece = 1 << 20, 2, 256 << 10
+	// it fails. Windows of the copier's piece keep that small.
+	const window, depth, piece = 256 << 10, 2, 256 << 10
 	const cachedAtMost = (depth+1)*window + piece + 3<<20
 	data := randomData(2 * cachedAtMost)
 	for _, m := range []SyncMode{SyncNone, SyncData} {
