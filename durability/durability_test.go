@@ -309,15 +309,19 @@ func TestOpenFlagsSetAtOpen(t *testing.T) {
 
 func TestCommitOrder(t *testing.T) {
 	t.Parallel()
-	data := randomData(3<<20 + 123)
+	// Three whole windows and a little more, written a quarter window at
+	// a time.
+	const window = 64 << 10
+	data := randomData(3*window + 123)
 	src := sourceFile(t, t.TempDir(), data)
+	win := func(op string, i int) string { return fmt.Sprintf("%s %d+%d", op, i*window, window) }
 	for _, m := range SyncModes() {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			dir, dest := setupDest(t)
 			c := record(t)
-			d := createRecorded(t, c, dest, Options{Sync: m, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
-			copyInto(t, d, data, 256<<10)
+			d := createRecorded(t, c, dest, Options{Sync: m, WritebackWindow: window, WritebackDepth: 1, FlushEvery: -1})
+			copyInto(t, d, data, window/4)
 			if err := d.Commit(src); err != nil {
 				t.Fatal(err)
 			}
@@ -326,8 +330,8 @@ func TestCommitOrder(t *testing.T) {
 				// Three full windows started; each waited for once the
 				// next one is in flight (depth 1), the last left to the
 				// flush.
-				want = []string{"opendir " + dir, "start 0+1048576", "start 1048576+1048576", "wait 0+1048576",
-					"start 2097152+1048576", "wait 1048576+1048576",
+				want = []string{"opendir " + dir, win("start", 0), win("start", 1), win("wait", 0),
+					win("start", 2), win("wait", 1),
 					string(m.FlushOp()) + " file", "close", "rename", "fsync dir"}
 			} else {
 				want = []string{"opendir " + dir, "close", "rename"}
