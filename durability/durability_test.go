@@ -531,7 +531,10 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 
 func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 	t.Parallel()
-	data := randomData(4 << 20)
+	// Four windows: after the first refused, three that must not ask
+	// again.
+	const window = 64 << 10
+	data := randomData(4 * window)
 	src := sourceFile(t, t.TempDir(), data)
 	for _, errno := range []syscall.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP, unix.ESPIPE} {
 		t.Run(errno.Error(), func(t *testing.T) {
@@ -540,8 +543,8 @@ func TestSyncFileRangeUnsupportedFallsBack(t *testing.T) {
 			c := record(t)
 			n := 0
 			c.sys.syncFileRange = func(int, int64, int64, int) error { n++; return errno }
-			d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20})
-			copyInto(t, d, data, 512<<10)
+			d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: window})
+			copyInto(t, d, data, window/2)
 			if err := d.Commit(src); err != nil {
 				t.Fatal(err)
 			}
