@@ -474,15 +474,16 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 
 func TestBackgroundFlushes(t *testing.T) {
 	t.Parallel()
-	data := randomData(8 << 20)
+	const window = 64 << 10
+	data := randomData(8 * window)
 	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
-	d := createRecorded(t, c, dest, Options{Sync: SyncFull, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: 3 << 20})
-	copyInto(t, d, data, 1<<20)
+	d := createRecorded(t, c, dest, Options{Sync: SyncFull, WritebackWindow: window, WritebackDepth: 1, FlushEvery: 3 * window})
+	copyInto(t, d, data, window)
 	if err := d.Commit(src); err != nil {
 		t.Fatal(err)
 	}
-	// fdatasync every 3 MiB started (at 3 and 6 MiB, unless the first
+	// fdatasync every 3 windows started (at 3 and 6, unless the first
 	// was still running at 6), while the copy goes on; then the mode's
 	// own final flush.
 	st := d.Stats()
