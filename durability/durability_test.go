@@ -505,7 +505,8 @@ func TestBackgroundFlushes(t *testing.T) {
 
 func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 	t.Parallel()
-	data := randomData(8 << 20)
+	const window = 64 << 10
+	data := randomData(8 * window)
 	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
 	var n atomic.Int32
@@ -513,8 +514,8 @@ func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 		n.Add(1)
 		return unix.EIO
 	}
-	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, FlushEvery: 2 << 20})
-	copyInto(t, d, data, 1<<20)
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: window, FlushEvery: 2 * window})
+	copyInto(t, d, data, window)
 	err := d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "fdatasync" || !errors.Is(err, unix.EIO) {
