@@ -191,7 +191,10 @@ func TestSetDigestIgnoresAMismatchedDigest(t *testing.T) {
 // is, and the old DEST stays.
 func TestSetDigestFunc(t *testing.T) {
 	t.Parallel()
-	data := randomData(2<<20 + 1)
+	data := randomData(64<<10 + 1)
+	// The source is given to Commit, which does not read it with a
+	// digest: one for all the cases.
+	src := sourceFile(t, t.TempDir(), data)
 	for _, tc := range []struct {
 		name   string
 		digest []byte
@@ -203,7 +206,7 @@ func TestSetDigestFunc(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			c := record(t)
 			d, err := Create(fsdir.Cwd, dest, Options{Verify: true, Checksum: checksum.SHA256, Source: src, sys: c.sys})
 			if err != nil {
