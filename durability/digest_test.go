@@ -93,7 +93,7 @@ func TestVerifyDigest(t *testing.T) {
 // read again and the change is caught.
 func TestVerifyDigestSourceReadOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
-	data := randomData(3<<20 + 5)
+	data := randomData(64<<10 + 5)
 	for _, again := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dest", true: "source"}[again], func(t *testing.T) {
 			dir, dest, src := setup(t, data)
