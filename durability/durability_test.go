@@ -919,7 +919,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 // same bytes, is not read in its place, and DEST is not replaced.
 func TestVerifyDirectReopenIsTheSameFile(t *testing.T) {
 	t.Parallel()
-	data := randomData(3 << 20)
+	data := randomData(64 << 10)
 	dir, dest, src := setup(t, data)
 	other := filepath.Join(dir, "other")
 	if err := os.WriteFile(other, data, 0o600); err != nil {
