@@ -404,11 +404,12 @@ func TestNoPipelineWithoutSyncOrNoCache(t *testing.T) {
 
 func TestFlushErrorIsFinal(t *testing.T) {
 	t.Parallel()
-	data := randomData(1 << 20)
+	data := randomData(64 << 10)
+	src := sourceFile(t, t.TempDir(), data) // only given to Commit
 	for _, m := range []SyncMode{SyncData, SyncFull, SyncOSync, SyncODSync} {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			dir, dest, src := setup(t, data)
+			dir, dest := setupDest(t)
 			c := record(t)
 			flushes := 0
 			fail := func(fd int) error {
