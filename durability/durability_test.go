@@ -447,7 +447,8 @@ func TestFlushErrorIsFinal(t *testing.T) {
 
 func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 	t.Parallel()
-	data := randomData(4 << 20)
+	const window = 64 << 10
+	data := randomData(4 * window)
 	dir, dest, src := setupUnread(t, len(data))
 	c := record(t)
 	real := c.sys.syncFileRange
@@ -459,8 +460,8 @@ func TestSyncFileRangeErrorIsFinal(t *testing.T) {
 		}
 		return real(fd, off, n, flags)
 	}
-	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: 1 << 20, WritebackDepth: 1, FlushEvery: -1})
-	copyInto(t, d, data, 1<<20)
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: window, WritebackDepth: 1, FlushEvery: -1})
+	copyInto(t, d, data, window)
 	err := d.Commit(src)
 	var de *Error
 	if !errors.As(err, &de) || de.Op != "sync_file_range" || !errors.Is(err, unix.EIO) {
