@@ -1079,7 +1079,9 @@ func TestVerifyChecksumsTheSourceBehindTheCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		copyInto(t, d, data[:verifyChunk+1<<20], 1<<20)
+		// A page past the first chunk: the checksummer has a chunk to
+		// read behind the copy when Abort comes.
+		copyInto(t, d, data[:verifyChunk+4096], 1<<20)
 		d.Abort() // waits for the checksummer: src may be closed right after
 		if d.srcSums != nil {
 			t.Error("checksummer still attached after Abort")
