@@ -749,7 +749,8 @@ func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
 	sys := testSys()
 	ownRings(t, sys)
 	inject(t, &sys.directMinBytes, 1<<20)
-	const size = seqAdviceMinBytes + 1<<20
+	// Past the size from which readahead is advised (seqAdviceMinBytes).
+	const size = seqAdviceMinBytes + 17
 	data := randomBytes(t, size) // every case's source; none changes it
 	path := srcFile(t, data)
 	for _, tc := range []struct {
@@ -776,12 +777,7 @@ func TestResidencyAskedOnlyAfterTheCloneIsRefused(t *testing.T) {
 					return unix.EOPNOTSUPP
 				}
 				// Stands for the clone: the bytes are there after it.
-				b := make([]byte, size)
-				n, err := unix.Pread(src, b, 0)
-				if err != nil {
-					return err
-				}
-				_, err = unix.Pwrite(dst, b[:n], 0)
+				_, err := unix.Pwrite(dst, data, 0)
 				return err
 			})
 			dst, src := pairFrom(t, path)
