@@ -89,7 +89,9 @@ func TestCopyManyOwnKernelCopies(t *testing.T) {
 func TestCopyManyOwnCopiesAtOnceFailAlone(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 3<<20+17)
+	// A few bytes past the rw loop's buffer: smaller, the copies would be
+	// made one after the other.
+	data := randomBytes(t, DefaultBufferSize+17)
 	src, dsts := many(t, data, 3)
 	first, bad := int(dsts[0].Fd()), int(dsts[1].Fd())
 	started := make(chan struct{})
