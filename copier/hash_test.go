@@ -374,11 +374,16 @@ func TestHashSnapshots(t *testing.T) {
 func TestHashLater(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
-	data := randomBytes(t, 20<<20+9) // every copy's source; none changes it
+	// Past the size whose bytes a goroutine reads again beside the copy
+	// (hashBackgroundBytes): five reads, each hashed after a wait, so that
+	// the hash is as slow as it was for 20 MiB read a MiB at a time
+	// (hashReadBytes) with a millisecond's wait. Every copy's source;
+	// none changes it.
+	data := randomBytes(t, hashBackgroundBytes+9)
 	path := srcFile(t, data)
 	for _, abandon := range []bool{false, true} {
 		dst, src := pairFrom(t, path)
-		h := &slowHash{Hash: sha256.New(), delay: time.Millisecond}
+		h := &slowHash{Hash: sha256.New(), delay: 4 * time.Millisecond}
 		res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: h, HashLater: true})
 		if err != nil {
 			t.Fatal(err)
@@ -401,7 +406,7 @@ func TestHashLater(t *testing.T) {
 	}
 	// A failed copy waits for nothing and leaves nothing to wait for.
 	dst, src := pairFrom(t, path)
-	inject(t, &sys.copyFileRange, cfrFailAfter(8<<20, 1<<20, unix.EIO))
+	inject(t, &sys.copyFileRange, cfrFailAfter(2*hashReadBytes, hashReadBytes, unix.EIO))
 	res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, Hash: sha256.New(), HashLater: true})
 	if err == nil || res.HashWait != nil {
 		t.Fatalf("error %v, HashWait %v: want the error and no wait", err, res.HashWait != nil)
