@@ -72,9 +72,12 @@ func TestStartContinuesAtOffset(t *testing.T) {
 // in data, and the holes after it stay holes.
 func TestStartInSparseSource(t *testing.T) {
 	t.Parallel()
-	const size = 16 << 20
+	// Four extents of a MiB. The holes after the first are two MiB, more
+	// than the check of the destination's blocks below leaves past the
+	// data (a MiB): any one of them filled fails it.
+	const size = 11 << 20
 	chunks := map[int64][]byte{}
-	for _, off := range []int64{0, 2 << 20, 6 << 20, 10 << 20} {
+	for _, off := range []int64{0, 2 << 20, 5 << 20, 8 << 20} {
 		chunks[off] = randomBytes(t, 1<<20)
 	}
 	// Every case's source; none changes it.
@@ -83,7 +86,7 @@ func TestStartInSparseSource(t *testing.T) {
 	full := sparseParts(size, chunks) // what the source holds
 	for _, s := range []Strategy{Auto, CopyFileRange, Sendfile, RW} {
 		// In a hole, in data, in a hole before the last extent.
-		for _, start := range []int64{1<<20 + 4096, 2<<20 + 12288, 8 << 20} {
+		for _, start := range []int64{1<<20 + 4096, 2<<20 + 12288, 6<<20 + 4096} {
 			t.Run(fmt.Sprintf("%s/%d", s, start), func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
