@@ -478,6 +478,61 @@ func TestDirectWrittenDirectHook(t *testing.T) {
 	}
 }
 
+// A hook's error during Direct ends the copy with it, whatever its errno:
+// that of the chunks written with O_DIRECT (WrittenDirect), of the tail's
+// aligned part (WrittenDirect too) or of its unaligned end, written through
+// the cache (Written); an EINVAL as much as an EIO. It is no refusal for
+// Auto to fall back from.
+func TestDirectHookErrorStopsTheCopy(t *testing.T) {
+	t.Parallel()
+	chunk := int64(directBufBytes)
+	// Two chunks, then a tail of a block and 5 bytes. Every case's source;
+	// none changes it.
+	path := srcFile(t, randomBytes(t, int(2*chunk)+4096+5))
+	for _, tc := range []struct {
+		name     string
+		errno    unix.Errno
+		failPast int64 // WrittenDirect fails once past this many bytes (-1: never)
+		buffered bool  // Written fails
+	}{
+		{"chunk/EIO", unix.EIO, 0, false},
+		{"chunk/EINVAL", unix.EINVAL, 0, false},
+		{"tail's block/EINVAL", unix.EINVAL, 2 * chunk, false},
+		{"tail's end/EINVAL", unix.EINVAL, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sys := testSys()
+			ownRings(t, sys)
+			inject(t, &sys.directMinBytes, chunk)
+			dst, src := pairFrom(t, path)
+			hookErr := os.NewSyscallError("sync_file_range", tc.errno)
+			var direct atomic.Int64
+			o := autoCold(sys)
+			o.WrittenDirect = func(off, n int64) error {
+				if direct.Add(n) > tc.failPast && tc.failPast >= 0 {
+					return hookErr
+				}
+				return nil
+			}
+			o.Written = func(off, n int64) error {
+				if tc.buffered {
+					return hookErr
+				}
+				return nil
+			}
+			res, err := Copy(dst, src, o)
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Refused || ce.Side != SideWrite || ce.Strategy != Direct || !errors.Is(err, tc.errno) {
+				t.Fatalf("err = %#v, want the hook's %v, from direct, on the write side", err, tc.errno)
+			}
+			if f := findFallback(res, Direct); f != nil {
+				t.Errorf("fell back from direct: %+v", res.Fallbacks)
+			}
+		})
+	}
+}
+
 // TestSequentialAdviceForBufferedCopies: a buffered copy of a large file
 // first advises POSIX_FADV_SEQUENTIAL on the source, as cp does (a larger
 // readahead for a cold source); Direct, which bypasses the cache, and a
