@@ -231,7 +231,7 @@ func TestDirectFaults(t *testing.T) {
 	// last fault (the read at 3*chunk). Those at 0 copy the least that
 	// Auto takes Direct for, and an unaligned tail.
 	large, small := randomBytes(t, int(4*chunk)+7), randomBytes(t, int(sys.directMinBytes)+7)
-	paths := map[int]string{len(large): srcFile(t, large), len(small): srcFile(t, small)}
+	largePath, smallPath := srcFile(t, large), srcFile(t, small)
 	for _, tc := range []struct {
 		name     string
 		setup    func(t *testing.T, src *os.File)
@@ -306,12 +306,12 @@ func TestDirectFaults(t *testing.T) {
 			})
 		}, false, 3 * chunk, unix.EIO},
 	} {
-		data := large
+		data, path := large, largePath
 		if tc.offset == 0 {
-			data = small
+			data, path = small, smallPath
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			dst, src := pairFrom(t, paths[len(data)])
+			dst, src := pairFrom(t, path)
 			tc.setup(t, src)
 			res, err := Copy(dst, src, autoCold(sys))
 			if statusFlags(t, dst)&unix.O_DIRECT != 0 {

@@ -305,9 +305,10 @@ func TestHashEndsWithAFailedCopy(t *testing.T) {
 	t.Parallel()
 	sys := testSys()
 	// Both cases' source; neither changes it. Five whole chunks, the
-	// fifth direct write of one (and a tail after them), and past the
-	// read failure at 8 MiB.
-	path := srcFile(t, randomBytes(t, 5*directBufBytes+4097))
+	// fifth direct write of one (and a tail after them); the read again
+	// fails half-way.
+	size := 5*directBufBytes + 4097
+	path := srcFile(t, randomBytes(t, size))
 	t.Run("direct", func(t *testing.T) {
 		dst, src := pairFrom(t, path)
 		var writes atomic.Int32
@@ -326,7 +327,7 @@ func TestHashEndsWithAFailedCopy(t *testing.T) {
 	t.Run("read again", func(t *testing.T) {
 		dst, src := pairFrom(t, path)
 		inject(t, &sys.pread, func(fd int, b []byte, off int64) (int, error) {
-			if off >= 8<<20 {
+			if off >= int64(size/2) {
 				return 0, unix.EIO
 			}
 			return defaultSys.pread(fd, b, off)
