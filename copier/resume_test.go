@@ -229,6 +229,7 @@ func TestCheckpointsEveryInterval(t *testing.T) {
 		sys:      sys,
 		Strategy: RW, BufferSize: 512 << 10, // 8 calls
 		Flush:           true,
+		CheckpointBytes: int64(2 * len(data)), // never due by bytes: by the clock only
 		CheckpointFlush: rec.flush, Checkpoint: func(off int64) error { recorded = append(recorded, off); return nil },
 		now: func() time.Time {
 			clock = clock.Add(3 * time.Second) // every other call passes 5 s
@@ -312,7 +313,7 @@ func TestStartAndCheckpointsDirect(t *testing.T) {
 	n := chunk + 4096 + 4*chunk + 12345
 	data := randomBytes(t, n) // every case's source; none changes it
 	path := srcFile(t, data)
-	for _, start := range []int{1 << 20, chunk + 4096} {
+	for _, start := range []int{chunk / 3 &^ 4095, chunk + 4096} {
 		t.Run(fmt.Sprint(start), func(t *testing.T) {
 			dst, src, want := prefilled(t, path, data, start)
 			var rec syncRecorder
