@@ -505,6 +505,64 @@ func TestBackgroundFlushes(t *testing.T) {
 	assertNoTemps(t, dir)
 }
 
+// Background flushes come FlushEvery bytes apart, counted from where the
+// last one began: not at every window once the first was due. The flushes
+// here return at once, so none is skipped for a previous one still
+// running (which would only put the next one later).
+func TestBackgroundFlushesEveryInterval(t *testing.T) {
+	t.Parallel()
+	const window = 64 << 10
+	const every = 3 * window
+	n := 4*every/window + 1 // windows: room for four flushes
+	dir, dest, src := setupUnread(t, n*window)
+	c := record(t)
+	// A background flush runs on a duplicate of the file's descriptor,
+	// made when the flush is decided: the file's size then is where the
+	// flush began (the flush itself runs later, on its own goroutine).
+	var mu sync.Mutex
+	began := map[int]int64{} // duplicate -> the file's size when it was made
+	var at []int64           // where each background flush began
+	dup := c.sys.dupFd
+	c.sys.dupFd = func(fd int) (int, error) {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return -1, err
+		}
+		d, err := dup(fd)
+		if err == nil {
+			mu.Lock()
+			began[d] = st.Size
+			mu.Unlock()
+		}
+		return d, err
+	}
+	c.sys.fdatasync = func(fd int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if size, ok := began[fd]; ok {
+			at = append(at, size)
+			delete(began, fd)
+		}
+		return nil
+	}
+	d := createRecorded(t, c, dest, Options{Sync: SyncData, WritebackWindow: window, WritebackDepth: 1, FlushEvery: every})
+	copyInto(t, d, make([]byte, n*window), window)
+	if err := d.Commit(src); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if bg := d.Stats().BackgroundFlushes; bg < 1 || len(at) != bg {
+		t.Fatalf("%d background flushes, begun at %v: want at least one, each on its own descriptor", bg, at)
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i]-at[i-1] < every {
+			t.Errorf("background flushes begun at %v: %d and %d, less than %d apart", at, at[i-1], at[i], every)
+		}
+	}
+	assertNoTemps(t, dir)
+}
+
 func TestBackgroundFlushErrorIsFinal(t *testing.T) {
 	t.Parallel()
 	const window = 64 << 10
