@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,6 +145,94 @@ func TestCopyManyOwnCopiesAtOnceFailAlone(t *testing.T) {
 	if progress.n != int64(len(data)) {
 		t.Errorf("progress %d, want %d", progress.n, len(data))
 	}
+}
+
+// When one of the copies made beside each other fails, the progress goes
+// on with the others while they are still being made: it is the least of
+// theirs, no longer held at the failed copy's count until the end.
+func TestCopyManyProgressGoesOnPastAFailedCopy(t *testing.T) {
+	t.Parallel()
+	sys := testSys()
+	// A few bytes past the rw loop's buffer (the copies made at once), a
+	// call of a few blocks at a time: the held copy makes many calls.
+	const call = 64 << 10
+	data := randomBytes(t, DefaultBufferSize+17)
+	src, dsts := many(t, data, 3)
+	held, bad := int(dsts[0].Fd()), int(dsts[2].Fd())
+	progress := &notifyingCounter{more: make(chan struct{}, 1)}
+	var heldCalls atomic.Int32
+	var waitErr error
+	kernelCopy := func(dst int) error {
+		switch dst {
+		case bad:
+			return unix.ENOSPC
+		case held:
+			// Its second call waits for progress: the copy still running
+			// beside it moved on, and the failed one is left out.
+			if heldCalls.Add(1) == 2 && !progress.waitPast(0, 10*time.Second) {
+				waitErr = errors.New("no progress in 10 s while a copy was held: the failed copy's count held it back")
+			}
+		}
+		return nil
+	}
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		if err := kernelCopy(wfd); err != nil {
+			return 0, err
+		}
+		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, call), flags)
+	})
+	inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
+		if err := kernelCopy(out); err != nil {
+			return 0, err
+		}
+		return defaultSys.sendfile(out, in, off, min(n, call))
+	})
+	_, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, SourceCached: cachedAll(int64(len(data)), 0), Progress: progress})
+	if waitErr != nil {
+		t.Error(waitErr)
+	}
+	if heldCalls.Load() < 2 {
+		t.Errorf("the held copy made %d calls, want several", heldCalls.Load())
+	}
+	if !errors.Is(errs[2], unix.ENOSPC) {
+		t.Errorf("destination 2: %v, want ENOSPC", errs[2])
+	}
+	for _, i := range []int{0, 1} {
+		if errs[i] != nil {
+			t.Fatalf("destination %d: %v", i, errs[i])
+		}
+		mustHold(t, dsts[i], data)
+	}
+	if n := progress.n.Load(); n != int64(len(data)) {
+		t.Errorf("progress %d, want %d", n, len(data))
+	}
+}
+
+// notifyingCounter counts and says so on more, for a test to wait on.
+type notifyingCounter struct {
+	n    atomic.Int64
+	more chan struct{}
+}
+
+func (c *notifyingCounter) Add(n int64) {
+	c.n.Add(n)
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+}
+
+// waitPast waits until the count is past v, for at most d.
+func (c *notifyingCounter) waitPast(v int64, d time.Duration) bool {
+	deadline := time.After(d)
+	for c.n.Load() <= v {
+		select {
+		case <-c.more:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
 }
 
 // The progress of copies made beside each other is the least of theirs,
