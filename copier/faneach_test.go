@@ -113,18 +113,7 @@ func TestCopyManyOwnCopiesAtOnceFailAlone(t *testing.T) {
 		}
 		return nil
 	}
-	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		if err := kernelCopy(wfd); err != nil {
-			return 0, err
-		}
-		return defaultSys.copyFileRange(rfd, roff, wfd, woff, n, flags)
-	})
-	inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
-		if err := kernelCopy(out); err != nil {
-			return 0, err
-		}
-		return defaultSys.sendfile(out, in, off, n)
-	})
+	kernelCopiesThrough(t, sys, kernelCopy, 0)
 	var progress countingCounter
 	res, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, SourceCached: cachedAll(int64(len(data)), 0), Progress: &progress})
 	if waitErr != nil {
@@ -175,18 +164,7 @@ func TestCopyManyProgressGoesOnPastAFailedCopy(t *testing.T) {
 		}
 		return nil
 	}
-	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		if err := kernelCopy(wfd); err != nil {
-			return 0, err
-		}
-		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, call), flags)
-	})
-	inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
-		if err := kernelCopy(out); err != nil {
-			return 0, err
-		}
-		return defaultSys.sendfile(out, in, off, min(n, call))
-	})
+	kernelCopiesThrough(t, sys, kernelCopy, call)
 	_, errs := CopyMany(src, destsOf(dsts), Options{sys: sys, SourceCached: cachedAll(int64(len(data)), 0), Progress: progress})
 	if waitErr != nil {
 		t.Error(waitErr)
@@ -206,6 +184,31 @@ func TestCopyManyProgressGoesOnPastAFailedCopy(t *testing.T) {
 	if n := progress.n.Load(); n != int64(len(data)) {
 		t.Errorf("progress %d, want %d", n, len(data))
 	}
+}
+
+// kernelCopiesThrough makes sys's copy_file_range and sendfile call first
+// with the destination's descriptor, failing with its error, and move at
+// most most bytes a call (0: as many as asked).
+func kernelCopiesThrough(t *testing.T, sys *sysCalls, first func(dst int) error, most int) {
+	t.Helper()
+	capped := func(n int) int {
+		if most > 0 {
+			return min(n, most)
+		}
+		return n
+	}
+	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+		if err := first(wfd); err != nil {
+			return 0, err
+		}
+		return defaultSys.copyFileRange(rfd, roff, wfd, woff, capped(n), flags)
+	})
+	inject(t, &sys.sendfile, func(out, in int, off *int64, n int) (int, error) {
+		if err := first(out); err != nil {
+			return 0, err
+		}
+		return defaultSys.sendfile(out, in, off, capped(n))
+	})
 }
 
 // notifyingCounter counts and says so on more, for a test to wait on.
