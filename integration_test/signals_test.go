@@ -549,17 +549,24 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 }
 
 // missedAcrossThreads reports whether a run that was not killed made the
-// call of inject ("pwrite64:signal=SIGKILL:when=N") at least N times, but
-// spread over threads so that none made it N times.
+// call of inject ("pwrite64:signal=SIGKILL:when=N", or when=N+) at least N
+// times, but spread over threads so that none made it N times.
 func missedAcrossThreads(tr traced, inject string) bool {
+	return missedAcross(tr.code, tr.calls, inject)
+}
+
+// missedAcross is missedAcrossThreads for a run that exited with code and
+// made calls.
+func missedAcross(code int, calls []durSyscall, inject string) bool {
 	name, _, _ := strings.Cut(inject, ":")
 	_, when, ok := strings.Cut(inject, "when=")
-	n, err := strconv.Atoi(when)
-	if !ok || err != nil || tr.code != 0 {
+	when, _, _ = strings.Cut(when, ":")
+	n, err := strconv.Atoi(strings.TrimSuffix(when, "+"))
+	if !ok || err != nil || code != 0 {
 		return false
 	}
 	total, perThread := 0, map[int]int{}
-	for _, c := range tr.calls {
+	for _, c := range calls {
 		if c.name == name {
 			total++
 			perThread[c.pid]++
@@ -599,5 +606,16 @@ func TestMissedAcrossThreads(t *testing.T) {
 	tr.code = 1
 	if missedAcrossThreads(tr, inject) {
 		t.Error("a failed run taken for a miss across threads")
+	}
+	// when=N+ (every call from the Nth on) and when=N in the middle of a
+	// spec are read as when=N.
+	if !missedAcrossThreads(calls(1, 1, 1), "pwrite64:error=EIO:when=2+") {
+		t.Error("3 calls on three threads, when=2+: not taken for a miss across threads")
+	}
+	if missedAcrossThreads(calls(2, 1), "pwrite64:error=EIO:when=2+") {
+		t.Error("a thread that made 2 calls, when=2+: taken for a miss across threads")
+	}
+	if !missedAcrossThreads(calls(1, 1), "pwrite64:when=2:delay_exit=10") {
+		t.Error("2 calls on two threads, when=2 then delay_exit: not taken for a miss across threads")
 	}
 }
