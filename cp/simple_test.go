@@ -323,6 +323,40 @@ func TestRunSimple(t *testing.T) {
 	if ok, err := runSimple(ours, setup, setupCommands); !ok || err != nil {
 		t.Fatalf("runSimple took %v, err %v", ok, err)
 	}
+	// touch -r gives the reference's times whole, nanoseconds too; f was
+	// written now, so treeOf does not show its times. Read before treeOf
+	// reads the files: under relatime its reads move both atimes on, to
+	// different ticks on a loaded machine.
+	var f, o3 unix.Stat_t
+	if err := unix.Lstat(filepath.Join(ours, "f"), &f); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Lstat(filepath.Join(ours, "o3"), &o3); err != nil {
+		t.Fatal(err)
+	}
+	if o3.Mtim != f.Mtim || o3.Atim != f.Atim {
+		t.Errorf("touch -r f o3: times %v %v, f's %v %v", o3.Atim, o3.Mtim, f.Atim, f.Mtim)
+	}
+	// And each time to its own: a reference whose atime and mtime differ.
+	refDir := t.TempDir()
+	ref := filepath.Join(refDir, "r")
+	if err := os.WriteFile(ref, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	atime, mtime := time.Unix(1000000000, 123456789), time.Unix(2000000000, 987654321)
+	if err := os.Chtimes(ref, atime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := runSimple(refDir, "touch -r r o", setupCommands); !ok || err != nil {
+		t.Fatalf("runSimple took %v, err %v", ok, err)
+	}
+	var o unix.Stat_t
+	if err := unix.Lstat(filepath.Join(refDir, "o"), &o); err != nil {
+		t.Fatal(err)
+	}
+	if !time.Unix(o.Atim.Unix()).Equal(atime) || !time.Unix(o.Mtim.Unix()).Equal(mtime) {
+		t.Errorf("touch -r r o: times %v %v, want %v %v", o.Atim, o.Mtim, atime, mtime)
+	}
 	sh := func(dir, script string) string {
 		cmd := exec.Command("/bin/sh", "-ec", script)
 		cmd.Dir = dir
@@ -335,18 +369,6 @@ func TestRunSimple(t *testing.T) {
 	sh(theirs, setup)
 	if a, b := treeOf(t, ours), treeOf(t, theirs); a != b {
 		t.Errorf("runSimple made\n%s\nsh made\n%s", a, b)
-	}
-	// touch -r gives the reference's times whole, nanoseconds too; f was
-	// written now, so treeOf does not show its times.
-	var f, o3 unix.Stat_t
-	if err := unix.Lstat(filepath.Join(ours, "f"), &f); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Lstat(filepath.Join(ours, "o3"), &o3); err != nil {
-		t.Fatal(err)
-	}
-	if o3.Mtim != f.Mtim || o3.Atim != f.Atim {
-		t.Errorf("touch -r f o3: times %v %v, f's %v %v", o3.Atim, o3.Mtim, f.Atim, f.Mtim)
 	}
 	checks := []string{
 		"cmp f g", "cmp f l", "cmp f d/f", "cmp f e", "cmp f nope", "cmp d f",
