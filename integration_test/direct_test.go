@@ -260,14 +260,11 @@ func TestDirectEIOPartWay(t *testing.T) {
 	old := randomBytes(5000, "old")
 	const inject = "pwrite64:error=EIO:when=2+"
 	var tr traced
-	for attempt := 1; ; attempt++ {
+	retryMissed(t, inject, func() (int, []durSyscall) {
 		writeFile(t, dst, old, 0o644)
 		tr = faultStrace(t, dir, []string{"-e", "inject=" + inject}, "--debug", "--strategy=direct", "src", "dst")
-		if attempt == 5 || !missedAcrossThreads(tr, inject) {
-			break
-		}
-		t.Logf("attempt %d: no thread made two pwrite64 calls; again", attempt)
-	}
+		return tr.code, tr.calls
+	})
 	if tr.code != 1 || !strings.Contains(tr.stderr, "error writing 'dst': Input/output error") {
 		t.Fatalf("want exit 1 and an error writing 'dst', got %v", tr.result)
 	}

@@ -341,18 +341,14 @@ func TestSyncFlushErrorIsFinal(t *testing.T) {
 			var r result
 			var calls []durSyscall
 			var raw string
-			for attempt := 1; ; attempt++ {
+			retryMissed(t, inject, func() (int, []durSyscall) {
 				writeFile(t, join(dir, "dst"), old, 0o644)
 				r, calls, raw = durRunStrace(t, dir,
 					[]string{"-e", "trace=fsync,fdatasync,sync_file_range,rename,renameat,renameat2,copy_file_range,pwrite64,sendfile,splice",
 						"-e", "inject=" + inject},
 					nil, "--sync="+c.mode, "src", "dst")
-				// strace counts when= per thread.
-				if attempt == 5 || !missedAcross(r.code, calls, inject) {
-					break
-				}
-				t.Logf("attempt %d: no thread made two %s calls; again", attempt, c.syscall)
-			}
+				return r.code, calls
+			})
 			wantFailure(t, r, 1, "fastcp: "+c.syscall+" failed for 'dst': Input/output error\n")
 			assertFileBytes(t, join(dir, "dst"), old)
 			assertNoTemps(t, dir)

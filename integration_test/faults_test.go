@@ -247,23 +247,18 @@ func TestInjectedEIOIsNotHidden(t *testing.T) {
 			target := c.inject[len(c.inject)-1]
 			var dir, src, dst string
 			var tr traced
-			for attempt := 1; ; attempt++ {
+			retryMissed(t, target, func() (int, []durSyscall) {
 				dir = t.TempDir()
 				src, dst = join(dir, "src"), join(dir, "dst")
 				var straceArgs []string
 				var wrote <-chan error
 				var readWait func() fifoRead
 				switch c.fifo {
-				case "src":
-					mkfifo(t, src)
-					wrote = fifoWriter(src, randomBytes(1<<20, "fifo"), nil)
-					writeFile(t, dst, old, 0o644)
-					straceArgs = []string{"-P", src}
-				case "dst":
-					writeFile(t, src, randomBytes(1<<20, "src"), 0o644)
-					mkfifo(t, dst)
-					_, readWait = fifoReader(t, dst)
-					straceArgs = []string{"-P", dst}
+				case "src", "dst":
+					straceArgs, wrote, readWait = fifoSide(t, c.fifo, src, dst, randomBytes(1<<20, c.fifo))
+					if c.fifo == "src" {
+						writeFile(t, dst, old, 0o644)
+					}
 				default:
 					if c.sparse {
 						threeExtents(t, src)
@@ -286,13 +281,8 @@ func TestInjectedEIOIsNotHidden(t *testing.T) {
 				case "dst":
 					readWait()
 				}
-				// strace counts calls per thread: a run whose calls were
-				// spread so that no thread reached when= was not injected.
-				if attempt == 5 || !missedAcrossThreads(tr, target) {
-					break
-				}
-				t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, target)
-			}
+				return tr.code, tr.calls
+			})
 			res := tr.result
 			if c.fifo == "dst" {
 				// A FIFO DEST written in part is named as such.
@@ -448,14 +438,11 @@ func TestInjectedZeroReturn(t *testing.T) {
 			}
 			inject := "copy_file_range:retval=0:when=" + c.when
 			var tr traced
-			for attempt := 1; ; attempt++ {
+			retryMissed(t, inject, func() (int, []durSyscall) {
 				writeFile(t, join(dir, "dst"), old, 0o644)
 				tr = faultStrace(t, dir, []string{"-e", "trace=copy_file_range", "-e", "inject=" + inject}, args...)
-				if tr.injected("") >= 0 || attempt == 5 || !missedAcrossThreads(tr, inject) {
-					break
-				}
-				t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, inject)
-			}
+				return tr.code, tr.calls
+			})
 			i := tr.injected("")
 			if i < 0 {
 				t.Fatalf("nothing injected:\n%s", tr.log)
@@ -493,6 +480,22 @@ func TestInjectedZeroReturn(t *testing.T) {
 	}
 }
 
+// fifoSide makes src (side "src") a FIFO that data is written into, or dst
+// (side "dst") a FIFO with a reader waiting and src a file of data. It
+// returns strace's -P for the FIFO, and the writer's result or the
+// reader's wait.
+func fifoSide(t *testing.T, side, src, dst string, data []byte) (straceArgs []string, wrote <-chan error, readWait func() fifoRead) {
+	t.Helper()
+	if side == "src" {
+		mkfifo(t, src)
+		return []string{"-P", src}, fifoWriter(src, data, nil), nil
+	}
+	writeFile(t, src, data, 0o644)
+	mkfifo(t, dst)
+	_, readWait = fifoReader(t, dst)
+	return []string{"-P", dst}, nil, readWait
+}
+
 // TestInjectedEINTRIsRetried interrupts the first calls of each kind with
 // EINTR (strace's error=EINTR: the call does nothing and says so): fastcp
 // calls again and the copy is exact and silent. read and write are those of
@@ -524,15 +527,8 @@ func TestInjectedEINTRIsRetried(t *testing.T) {
 			var wrote <-chan error
 			var readWait func() fifoRead
 			switch c.fifo {
-			case "src":
-				mkfifo(t, src)
-				wrote = fifoWriter(src, data, nil)
-				straceArgs = []string{"-P", src}
-			case "dst":
-				writeFile(t, src, data, 0o644)
-				mkfifo(t, dst)
-				_, readWait = fifoReader(t, dst)
-				straceArgs = []string{"-P", dst}
+			case "src", "dst":
+				straceArgs, wrote, readWait = fifoSide(t, c.fifo, src, dst, data)
 			default:
 				writeFile(t, src, data, 0o644)
 				writeFile(t, dst, []byte("old"), 0o644)

@@ -318,21 +318,17 @@ func TestFaultInjection(t *testing.T) {
 			args = append(args, "src", "dst")
 			var r result
 			var trace []byte
-			for attempt := 1; ; attempt++ {
+			retryMissed(t, inject, func() (int, []durSyscall) {
 				writeFile(t, join(dir, "dst"), old, 0o644)
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+				defer cancel()
 				cmd := exec.CommandContext(ctx, strace, args...)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "LC_ALL=C")
 				r = runCmd(t, cmd)
-				cancel()
 				trace, _ = os.ReadFile(log)
-				// strace counts when= per thread.
-				if attempt == 5 || !missedAcross(r.code, durParseStrace(t, log), inject) {
-					break
-				}
-				t.Logf("attempt %d: no thread made %s calls %s times; again", attempt, c.syscalls, c.when)
-			}
+				return r.code, durParseStrace(t, log)
+			})
 			if !bytes.Contains(trace, []byte("(INJECTED)")) {
 				if c.mustCall {
 					t.Errorf("fastcp %s made no %s call:\n%s", strings.Join(c.args, " "), c.syscalls, trace)

@@ -84,17 +84,15 @@ func signalledCopy(t *testing.T, dir, seed string, existing bool, sig syscall.Si
 	if existing {
 		old = randomBytes(3000, "old")
 	}
-	for attempt := 1; ; attempt++ {
+	retryMissed(t, inject, func() (int, []durSyscall) {
 		os.Remove(join(dir, "dst"))
 		if existing {
 			writeFile(t, join(dir, "dst"), old, 0o644)
 		}
 		tr = faultStrace(t, dir, straceArgs, append(args, "src", "dst")...)
-		if tr.signal == sig || attempt == 5 || !missedAcrossThreads(tr, inject) {
-			return tr, data, old
-		}
-		t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, inject)
-	}
+		return tr.code, tr.calls
+	})
+	return tr, data, old
 }
 
 // TestSIGKILLAtEveryStep kills fastcp with SIGKILL (delivered by strace on
@@ -548,15 +546,25 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 	assertNoTemps(t, dir)
 }
 
-// missedAcrossThreads reports whether a run that was not killed made the
-// call of inject ("pwrite64:signal=SIGKILL:when=N", or when=N+) at least N
-// times, but spread over threads so that none made it N times.
-func missedAcrossThreads(tr traced, inject string) bool {
-	return missedAcross(tr.code, tr.calls, inject)
+// retryMissed calls run, which makes one run under strace with inject, and
+// calls it again, up to five runs in all, while a run missed across threads
+// (missedAcross): strace counts when= per thread, and the Go runtime may
+// resume a goroutine on any of them.
+func retryMissed(t testing.TB, inject string, run func() (code int, calls []durSyscall)) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		code, calls := run()
+		if attempt == 5 || !missedAcross(code, calls, inject) {
+			return
+		}
+		t.Logf("attempt %d: %s not reached by any one thread (strace counts per thread); again", attempt, inject)
+	}
 }
 
-// missedAcross is missedAcrossThreads for a run that exited with code and
-// made calls.
+// missedAcross reports whether a run that exited with code and was not
+// killed made the call of inject ("pwrite64:signal=SIGKILL:when=N", or
+// when=N+) at least N times in calls, but spread over threads so that none
+// made it N times.
 func missedAcross(code int, calls []durSyscall, inject string) bool {
 	name, _, _ := strings.Cut(inject, ":")
 	_, when, ok := strings.Cut(inject, "when=")
@@ -592,6 +600,7 @@ func TestMissedAcrossThreads(t *testing.T) {
 		}
 		return tr
 	}
+	missedAcrossThreads := func(tr traced, inject string) bool { return missedAcross(tr.code, tr.calls, inject) }
 	const inject = "pwrite64:signal=SIGKILL:when=14"
 	if !missedAcrossThreads(calls(10, 7), inject) {
 		t.Error("10+7 calls on two threads, when=14: not taken for a miss across threads")

@@ -428,16 +428,14 @@ func TestSSHFSKillAtEveryStep(t *testing.T) {
 					straceArgs = append(straceArgs, "-P", m.Dir) // DEST's directory's fsync
 				}
 				var tr traced
-				for attempt := 1; ; attempt++ {
+				retryMissed(t, p.inject, func() (int, []durSyscall) {
 					os.Remove(join(m.Dir, "dst"))
 					if existing {
 						writeFile(t, join(m.Dir, "dst"), old, 0o644)
 					}
 					tr = faultStrace(t, m.Dir, straceArgs, args...)
-					if tr.signal == syscall.SIGKILL || attempt == 5 || !missedAcrossThreads(tr, p.inject) {
-						break
-					}
-				}
+					return tr.code, tr.calls
+				})
 				if tr.signal != syscall.SIGKILL {
 					t.Fatalf("fastcp was not killed (exit %d, stderr %q)", tr.code, tr.stderr)
 				}

@@ -404,14 +404,11 @@ func TestRerunFinishesInterruptedDirectories(t *testing.T) {
 	}
 	const inject = "fchmod:signal=SIGKILL:when=2"
 	var tr traced
-	for attempt := 1; ; attempt++ {
+	retryMissed(t, inject, func() (int, []durSyscall) {
 		os.RemoveAll(join(dir, "dst"))
 		tr = faultStrace(t, dir, []string{"-e", "trace=fchmod", "-e", "inject=" + inject}, "-rT", "src", "dst")
-		if attempt == 5 || !missedAcrossThreads(tr, inject) {
-			break
-		}
-		t.Logf("attempt %d: no thread made two fchmod calls (strace counts per thread); again", attempt)
-	}
+		return tr.code, tr.calls
+	})
 	if tr.signal != syscall.SIGKILL {
 		t.Fatalf("fastcp was not killed: %v", tr.result)
 	}
