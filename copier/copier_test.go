@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -252,19 +253,125 @@ func TestAutoCountsEveryCall(t *testing.T) {
 	sys := testSys()
 	data := randomBytes(t, 5<<20)
 	dst, src := pair(t, data)
-	calls := 0
 	inject(t, &sys.copyFileRange, func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-		calls++
 		return defaultSys.copyFileRange(rfd, roff, wfd, woff, min(n, 1<<20), flags)
 	})
+	rec := recordCalls(sys, CopyFileRange)
 	res, err := Copy(dst, src, Options{sys: sys})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, dst, data)
-	if got := res.StatOf(CopyFileRange).Calls; got != int64(calls) || calls != 5 {
-		t.Errorf("counted %d copy_file_range calls, made %d (want 5 of 1 MiB: the fifth, short, ends at the size, so no call finds EOF)", got, calls)
+	// Calls of at most 1 MiB, each continued (a signal may cut one
+	// short), and none made only to find EOF: the last ends at the size.
+	if got := res.StatOf(CopyFileRange).Calls; got != rec.calls() || rec.zeros() != 0 || rec.sum() != int64(len(data)) || got < 5 {
+		t.Errorf("counted %d copy_file_range calls, made %v: want every call counted, at least 5, and none returning 0", got, rec.returns)
 	}
+}
+
+// callRecord is what each call of a strategy's data call returned (for
+// RW, the reads), and how many writes RW made: a test asserts what the
+// copier did with each return, whatever the kernel's cut. (A copy by
+// sendfile or copy_file_range through splice returns short when a signal
+// arrives part-way, Go's preemption signal included.)
+type callRecord struct {
+	mu      sync.Mutex
+	returns []int
+	writes  int64
+}
+
+// recordCalls wraps sys's calls of strategy s, as they are when called.
+func recordCalls(sys *sysCalls, s Strategy) *callRecord {
+	r := new(callRecord)
+	note := func(n int, err error) (int, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			n = -1
+		}
+		r.returns = append(r.returns, n)
+		return n, err
+	}
+	switch s {
+	case CopyFileRange:
+		f := sys.copyFileRange
+		sys.copyFileRange = func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
+			m, err := f(rfd, roff, wfd, woff, n, flags)
+			note(m, err)
+			return m, err
+		}
+	case Sendfile:
+		f := sys.sendfile
+		sys.sendfile = func(out, in int, off *int64, n int) (int, error) {
+			m, err := f(out, in, off, n)
+			note(m, err)
+			return m, err
+		}
+	case RW:
+		rd, wr := sys.pread, sys.pwrite
+		sys.pread = func(fd int, b []byte, off int64) (int, error) {
+			m, err := rd(fd, b, off)
+			note(m, err)
+			return m, err
+		}
+		sys.pwrite = func(fd int, b []byte, off int64) (int, error) {
+			r.mu.Lock()
+			r.writes++
+			r.mu.Unlock()
+			return wr(fd, b, off)
+		}
+	default:
+		panic("recordCalls: " + s.String())
+	}
+	return r
+}
+
+// calls is how many calls s made in all, RW's writes included.
+func (r *callRecord) calls() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(len(r.returns)) + r.writes
+}
+
+// sum is the bytes the data calls moved.
+func (r *callRecord) sum() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, m := range r.returns {
+		n += int64(max(m, 0))
+	}
+	return n
+}
+
+// zeros is how many data calls returned 0.
+func (r *callRecord) zeros() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := 0
+	for _, m := range r.returns {
+		if m == 0 {
+			k++
+		}
+	}
+	return k
+}
+
+// endsInOneZero says the data calls moved bytes until exactly one, the
+// last, returned 0: EOF found, and found once.
+func (r *callRecord) endsInOneZero() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.returns)
+	if n < 2 || r.returns[n-1] != 0 {
+		return false
+	}
+	for _, m := range r.returns[:n-1] {
+		if m <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // failAfter wraps a copy_file_range that copies normally for the first
@@ -434,13 +541,15 @@ func TestZeroReturnAfterProgressIsEOF(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Size++
-	res, err := Copy(dst, src, Options{Strategy: CopyFileRange, SourceStat: &st})
+	sys := testSys()
+	rec := recordCalls(sys, CopyFileRange)
+	res, err := Copy(dst, src, Options{sys: sys, Strategy: CopyFileRange, SourceStat: &st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, dst, data)
-	if res.StatOf(CopyFileRange).Calls != 2 || res.Size != int64(len(data)) {
-		t.Errorf("copy_file_range calls %d, size %d; want 2 (data, then 0 at EOF) and %d", res.StatOf(CopyFileRange).Calls, res.Size, len(data))
+	if got := res.StatOf(CopyFileRange).Calls; got != rec.calls() || !rec.endsInOneZero() || res.Size != int64(len(data)) {
+		t.Errorf("copy_file_range calls %d returning %v, size %d; want data, then one 0 at EOF, each counted, and %d", got, rec.returns, res.Size, len(data))
 	}
 }
 
@@ -454,14 +563,13 @@ func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
 	path := srcFile(t, data)
 	for _, s := range []Strategy{CopyFileRange, Sendfile, RW} {
 		for _, c := range []struct {
-			name      string
-			statSize  int64 // the size the copier is told (SourceStat)
-			calls     int64
-			wantBytes int64
+			name     string
+			statSize int64 // the size the copier is told (SourceStat)
+			findsEOF bool  // a call returns 0; else none is made for EOF
 		}{
-			{"at-the-size", 70_000, 1, 70_000},
-			{"grew-since", 60_000, 2, 70_000},
-			{"short-of-the-size", 70_001, 2, 70_000},
+			{"at-the-size", 70_000, false},
+			{"grew-since", 60_000, true},
+			{"short-of-the-size", 70_001, true},
 		} {
 			t.Run(s.String()+"/"+c.name, func(t *testing.T) {
 				dst, src := pairFrom(t, path)
@@ -470,17 +578,20 @@ func TestShortReturnAtTheSizeIsTheEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 				st.Size = c.statSize
-				res, err := Copy(dst, src, Options{Strategy: s, SourceStat: &st})
+				sys := testSys()
+				rec := recordCalls(sys, s)
+				res, err := Copy(dst, src, Options{sys: sys, Strategy: s, SourceStat: &st})
 				if err != nil {
 					t.Fatal(err)
 				}
 				mustHold(t, dst, data)
-				want := c.calls
-				if s == RW {
-					want++ // and one write
+				ends := rec.zeros() == 0
+				if c.findsEOF {
+					ends = rec.endsInOneZero()
 				}
-				if got := res.StatOf(s); got.Calls != want || res.Size != c.wantBytes {
-					t.Errorf("%d calls, size %d; want %d and %d", got.Calls, res.Size, want, c.wantBytes)
+				if got := res.StatOf(s).Calls; got != rec.calls() || !ends || rec.sum() != 70_000 || res.Size != 70_000 {
+					t.Errorf("%d calls counted, %d made, returning %v; size %d: want each counted, %s, and 70000",
+						got, rec.calls(), rec.returns, res.Size, map[bool]string{true: "one 0 at the end", false: "no call returning 0"}[c.findsEOF])
 				}
 			})
 		}
