@@ -18,6 +18,7 @@ import (
 	"fastcp/durability"
 	"fastcp/flags"
 	"fastcp/internal/fsdir"
+	"fastcp/internal/sysx"
 	"fastcp/output"
 
 	"golang.org/x/sys/unix"
@@ -88,8 +89,7 @@ func Run(opts *flags.Options, out *output.Output, stdin io.Reader, session *dura
 	if a.jobs > 1 && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(workersGCPercent)
 	}
-	a.umask = uint32(unix.Umask(0))
-	unix.Umask(int(a.umask))
+	a.umask = sysx.Umask()
 	if a.selinuxChecks() {
 		return true
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"fastcp/internal/sysx"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -178,9 +180,7 @@ func runAsNobody(t *testing.T, name string) {
 }
 
 func umask() os.FileMode {
-	m := unix.Umask(0)
-	unix.Umask(m)
-	return os.FileMode(m)
+	return os.FileMode(sysx.Umask())
 }
 
 // Mkdir of a name that exists reports made false without an error; the

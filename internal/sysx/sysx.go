@@ -2,7 +2,8 @@
 
 // Package sysx holds the system-call helpers that more than one package of
 // fastcp needs: the EINTR retry, an open that bypasses the runtime poller,
-// page-cache eviction and residency (mincore), /proc/self/fd paths. It imports only the standard
+// page-cache eviction and residency (mincore), /proc/self/fd paths, the
+// umask read without setting it. It imports only the standard
 // library and golang.org/x/sys/unix, so every other package may import it.
 package sysx
 

@@ -50,7 +50,5 @@ func TestOpen(t *testing.T) {
 }
 
 func umask() os.FileMode {
-	m := unix.Umask(0)
-	unix.Umask(m)
-	return os.FileMode(m)
+	return os.FileMode(Umask())
 }
