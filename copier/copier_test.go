@@ -283,36 +283,32 @@ type callRecord struct {
 // recordCalls wraps sys's calls of strategy s, as they are when called.
 func recordCalls(sys *sysCalls, s Strategy) *callRecord {
 	r := new(callRecord)
+	// note records a call's return (-1 for an error) and passes it on.
 	note := func(n int, err error) (int, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		got := n
 		if err != nil {
-			n = -1
+			got = -1
 		}
-		r.returns = append(r.returns, n)
+		r.returns = append(r.returns, got)
 		return n, err
 	}
 	switch s {
 	case CopyFileRange:
 		f := sys.copyFileRange
 		sys.copyFileRange = func(rfd int, roff *int64, wfd int, woff *int64, n int, flags int) (int, error) {
-			m, err := f(rfd, roff, wfd, woff, n, flags)
-			note(m, err)
-			return m, err
+			return note(f(rfd, roff, wfd, woff, n, flags))
 		}
 	case Sendfile:
 		f := sys.sendfile
 		sys.sendfile = func(out, in int, off *int64, n int) (int, error) {
-			m, err := f(out, in, off, n)
-			note(m, err)
-			return m, err
+			return note(f(out, in, off, n))
 		}
 	case RW:
 		rd, wr := sys.pread, sys.pwrite
 		sys.pread = func(fd int, b []byte, off int64) (int, error) {
-			m, err := rd(fd, b, off)
-			note(m, err)
-			return m, err
+			return note(rd(fd, b, off))
 		}
 		sys.pwrite = func(fd int, b []byte, off int64) (int, error) {
 			r.mu.Lock()
